@@ -1,0 +1,155 @@
+//go:generate go run ./codegen
+
+// Command hf-provisioner-digitalocean provisions HobbyFarm VirtualMachines as DigitalOcean droplets.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run returns the process exit code; bad flags print one line naming the flag.
+func run(args []string, stderr io.Writer) int {
+	opts, settings, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hf-provisioner-digitalocean:", err)
+		return 2
+	}
+	if settings.version {
+		fmt.Fprintln(stderr, "hf-provisioner-digitalocean", Version)
+		return 0
+	}
+	if err := configureLogging(settings.logLevel, settings.logFormat); err != nil {
+		fmt.Fprintln(stderr, "hf-provisioner-digitalocean:", err)
+		return 2
+	}
+	cfg, err := restConfig(settings.kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "hf-provisioner-digitalocean: --kubeconfig: %v\n", err)
+		return 2
+	}
+	opts.Config = cfg
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	logrus.WithField("version", Version).WithField("namespace", opts.Namespace).Info("starting")
+	if err := app.Run(ctx, opts); err != nil {
+		logrus.Error(err)
+		return 1
+	}
+	logrus.Info("stopped")
+	return 0
+}
+
+type cliSettings struct {
+	kubeconfig, logLevel, logFormat string
+	version                         bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, error) {
+	var opts app.Options
+	var s cliSettings
+	fs := flag.NewFlagSet("hf-provisioner-digitalocean", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty (env KUBECONFIG)")
+	fs.StringVar(&opts.Namespace, "namespace", os.Getenv("HF_NAMESPACE"), "HobbyFarm namespace to serve (env HF_NAMESPACE, as Gargantua's)")
+	fs.StringVar(&opts.APIURL, "do-api-url", os.Getenv("DIGITALOCEAN_API_URL"), "DigitalOcean API base URL (env DIGITALOCEAN_API_URL)")
+	fs.IntVar(&opts.Workers, "workers", envInt("HF_DO_WORKERS", 5), "concurrent reconciles per resource (env HF_DO_WORKERS)")
+	fs.StringVar(&s.logLevel, "log-level", envString("HF_DO_LOG_LEVEL", "info"), "debug, info, warn or error (env HF_DO_LOG_LEVEL)")
+	fs.StringVar(&s.logFormat, "log-format", envString("HF_DO_LOG_FORMAT", "text"), "text or json (env HF_DO_LOG_FORMAT)")
+	fs.BoolVar(&opts.InstallCRDs, "install-crds", envBool("HF_DO_INSTALL_CRDS", true), "create or update the Droplet and Key CRDs at start (env HF_DO_INSTALL_CRDS)")
+	fs.StringVar(&opts.InstallationID, "installation-id", os.Getenv("HF_DO_INSTALLATION_ID"), "tag value telling this installation's droplets apart; defaults to the namespace")
+	fs.BoolVar(&opts.LeaderElect, "leader-elect", envBool("HF_DO_LEADER_ELECT", false), "elect a leader so several replicas are safe (env HF_DO_LEADER_ELECT)")
+	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")
+	fs.DurationVar(&opts.BootResync, "boot-resync", 5*time.Second, "how often a booting droplet is re-read")
+	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
+	fs.BoolVar(&s.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return opts, s, err
+	}
+	if s.version {
+		return opts, s, nil
+	}
+	switch {
+	case fs.NArg() > 0:
+		return opts, s, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case opts.Namespace == "":
+		return opts, s, fmt.Errorf("--namespace is required (or set HF_NAMESPACE)")
+	case opts.Workers < 1:
+		return opts, s, fmt.Errorf("--workers must be at least 1")
+	case opts.LeaseName == "controller-manager":
+		return opts, s, fmt.Errorf("--lease-name must not be controller-manager, Gargantua's own lock")
+	}
+	return opts, s, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return rest.InClusterConfig()
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return nil, err
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+func configureLogging(level, format string) error {
+	lvl, err := logrus.ParseLevel(level)
+	if err != nil {
+		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	logrus.SetLevel(lvl)
+	switch format {
+	case "text":
+		logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	case "json":
+		logrus.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return fmt.Errorf("--log-format: %q is not text or json", format)
+	}
+	return nil
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,15 @@
+package v1alpha1
+
+import "github.com/rancher/wrangler/v3/pkg/condition"
+
+const (
+	// Configured is owned by the VirtualMachine controller: the VM's merged
+	// Environment config is complete and valid.
+	Configured condition.Cond = "Configured"
+	// Created means the object exists in DigitalOcean.
+	Created condition.Cond = "Created"
+	// Ready means the droplet is active with an address, or the key is usable.
+	Ready condition.Cond = "Ready"
+	// Deleting is set while the object is removed from DigitalOcean.
+	Deleting condition.Cond = "Deleting"
+)

@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	"github.com/rancher/wrangler/v3/pkg/genericcondition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Droplet is one DigitalOcean droplet made for one HobbyFarm VirtualMachine.
+// It carries the VM's name and is controller-owned by the VM.
+type Droplet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DropletSpec   `json:"spec"`
+	Status DropletStatus `json:"status,omitempty"`
+}
+
+// DropletSpec is the create request sent to DigitalOcean. It is frozen once
+// the droplet exists: editing an Environment never touches a running droplet.
+type DropletSpec struct {
+	// VirtualMachine is the name of the HobbyFarm VirtualMachine this droplet serves.
+	VirtualMachine string `json:"virtualMachine"`
+	// Name is the droplet's hostname in DigitalOcean.
+	Name   string `json:"name,omitempty"`
+	Region string `json:"region,omitempty"`
+	Size   string `json:"size,omitempty"`
+	Image  string `json:"image,omitempty"`
+	// KeyRefs names the Key objects whose DigitalOcean keys the droplet is created with.
+	KeyRefs           []string `json:"keyRefs,omitempty"`
+	Backups           bool     `json:"backups,omitempty"`
+	IPv6              bool     `json:"ipv6,omitempty"`
+	Monitoring        bool     `json:"monitoring,omitempty"`
+	PrivateNetworking bool     `json:"privateNetworking,omitempty"`
+	UserData          string   `json:"userData,omitempty"`
+	// Tags are all DigitalOcean tags of the droplet, including the ones that identify its VM.
+	Tags    []string `json:"tags,omitempty"`
+	VPCUUID string   `json:"vpcUUID,omitempty"`
+	// TokenSecretRef names the Secret key that holds the DigitalOcean API token.
+	TokenSecretRef SecretKeyRef `json:"tokenSecretRef,omitempty"`
+}
+
+// SecretKeyRef points at one key of a Secret in the object's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name,omitempty"`
+	Key  string `json:"key,omitempty"`
+}
+
+// DropletStatus mirrors what DigitalOcean reports for the droplet.
+type DropletStatus struct {
+	// DropletID is DigitalOcean's ID; zero until the droplet exists.
+	DropletID int `json:"dropletID,omitempty"`
+	// Status is DigitalOcean's droplet status: new, active, off or archive.
+	Status      string `json:"status,omitempty"`
+	PublicIPv4  string `json:"publicIPv4,omitempty"`
+	PrivateIPv4 string `json:"privateIPv4,omitempty"`
+	PublicIPv6  string `json:"publicIPv6,omitempty"`
+	Region      string `json:"region,omitempty"`
+	// CreatedAt is when DigitalOcean created the droplet (RFC 3339).
+	CreatedAt string `json:"createdAt,omitempty"`
+	// LastSynced is when the status was last read from DigitalOcean.
+	LastSynced *metav1.Time                        `json:"lastSynced,omitempty"`
+	Conditions []genericcondition.GenericCondition `json:"conditions,omitempty"`
+}

@@ -1,0 +1,142 @@
+// Package app wires the controllers together; main.go only parses flags.
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	"github.com/rancher/wrangler/v3/pkg/apply"
+	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
+	"github.com/rancher/wrangler/v3/pkg/leader"
+	"github.com/rancher/wrangler/v3/pkg/start"
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultLeaseName is this controller's leader-election lock. It must differ
+// from Gargantua's own lock, "controller-manager", in the same namespace.
+const DefaultLeaseName = "hf-provisioner-digitalocean"
+
+// Options configure one run of the controller.
+type Options struct {
+	Config         *rest.Config
+	Namespace      string
+	APIURL         string
+	Workers        int
+	InstallCRDs    bool
+	InstallationID string
+	LeaderElect    bool
+	LeaseName      string
+	BootResync     time.Duration
+	ActiveResync   time.Duration
+	// Ready, if set, is closed once caches are synced and handlers run.
+	Ready chan<- struct{}
+}
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = 5
+	}
+	if o.InstallationID == "" {
+		o.InstallationID = o.Namespace
+	}
+	if o.LeaseName == "" {
+		o.LeaseName = DefaultLeaseName
+	}
+	if o.BootResync <= 0 {
+		o.BootResync = 5 * time.Second
+	}
+	if o.ActiveResync <= 0 {
+		o.ActiveResync = time.Minute
+	}
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	opts.defaults()
+	if opts.Namespace == "" {
+		return fmt.Errorf("a namespace is required")
+	}
+	client, err := kubernetes.NewForConfig(opts.Config)
+	if err != nil {
+		return err
+	}
+	if _, err := client.Discovery().ServerVersion(); err != nil {
+		return fmt.Errorf("cannot reach the Kubernetes API at %s: %w", opts.Config.Host, err)
+	}
+	if opts.InstallCRDs {
+		if err := crds.Install(ctx, opts.Config); err != nil {
+			return fmt.Errorf("installing CRDs: %w", err)
+		}
+	}
+	if !opts.LeaderElect {
+		return runControllers(ctx, opts, client)
+	}
+	errs := make(chan error, 1)
+	go leader.RunOrDie(ctx, opts.Namespace, opts.LeaseName, client, func(ctx context.Context) {
+		if err := runControllers(ctx, opts, client); err != nil {
+			errs <- err
+		}
+	})
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
+
+func runControllers(ctx context.Context, opts Options, client kubernetes.Interface) error {
+	factoryOpts := &hobbyfarm.FactoryOptions{Namespace: opts.Namespace}
+	hf, err := hobbyfarm.NewFactoryFromConfigWithOptions(opts.Config, factoryOpts)
+	if err != nil {
+		return err
+	}
+	prov, err := provisioning.NewFactoryFromConfigWithOptions(opts.Config, factoryOpts)
+	if err != nil {
+		return err
+	}
+	coreFactory, err := core.NewFactoryFromConfigWithOptions(opts.Config, factoryOpts)
+	if err != nil {
+		return err
+	}
+	applier, err := apply.NewForConfig(opts.Config)
+	if err != nil {
+		return err
+	}
+
+	vms := hf.Hobbyfarm().V1().VirtualMachine()
+	envs := hf.Hobbyfarm().V1().Environment()
+	templates := hf.Hobbyfarm().V1().VirtualMachineTemplate()
+	droplets := prov.Provisioning().V1alpha1().Droplet()
+	keys := prov.Provisioning().V1alpha1().Key()
+	secrets := coreFactory.Core().V1().Secret()
+	recorder := events.NewRecorder(ctx, client, opts.Namespace)
+	clients := digitalocean.NewClients(opts.APIURL)
+
+	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID},
+		applier, vms, envs, templates, secrets, droplets, keys, recorder)
+	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync},
+		clients, droplets, keys, secrets, vms.Cache(), recorder)
+	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
+
+	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
+		return err
+	}
+	logrus.WithField("namespace", opts.Namespace).Info("controller ready: caches synced, handlers running")
+	if opts.Ready != nil {
+		close(opts.Ready)
+	}
+	<-ctx.Done()
+	return nil
+}

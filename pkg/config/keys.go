@@ -1,0 +1,36 @@
+package config
+
+// The config keys an operator sets in environment_specifics or template_mapping.
+const (
+	KeyRegion            = "region"
+	KeyImage             = "image"
+	KeySize              = "size"
+	KeyToken             = "token"
+	KeyTokenSecret       = "token-secret"
+	KeyBackups           = "backups"
+	KeyIPv6              = "ipv6"
+	KeyMonitoring        = "monitoring"
+	KeyPrivateNetworking = "private_networking"
+	KeyUserData          = "user_data"
+	KeyTags              = "tags"
+	KeyVPCUUID           = "vpc_uuid"
+	KeySSHUsername       = "ssh_username"
+)
+
+// knownKeys also lists keys that Gargantua or other provisioners put in the
+// same maps, so they are not reported as typos.
+var knownKeys = map[string]bool{
+	KeyRegion: true, KeyImage: true, KeySize: true, KeyToken: true, KeyTokenSecret: true,
+	KeyBackups: true, KeyIPv6: true, KeyMonitoring: true, KeyPrivateNetworking: true,
+	KeyUserData: true, KeyTags: true, KeyVPCUUID: true, KeySSHUsername: true,
+	"cloud_config": true, "name": true, "ssh_key_name": true, "webinterfaces": true,
+}
+
+// MaxUserDataBytes is DigitalOcean's limit on user_data.
+const MaxUserDataBytes = 64 * 1024
+
+// DefaultSSHUsername is how DigitalOcean's images let you in.
+const DefaultSSHUsername = "root"
+
+// TokenSecretKey is the Secret key that holds the token, as the alpha defined it.
+const TokenSecretKey = "token"

@@ -1,0 +1,85 @@
+// Package droplet creates, refreshes and deletes DigitalOcean droplets for Droplet objects.
+package droplet
+
+import (
+	"context"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+// Handler names are part of the API: the cleanup one names the Droplet's
+// finalizer. Never rename them.
+const (
+	HandlerName        = "hf-provisioner-digitalocean-droplet"
+	CleanupHandlerName = "hf-provisioner-digitalocean-droplet-cleanup"
+)
+
+// Options tune how often droplets are re-read from DigitalOcean.
+type Options struct {
+	// BootResync is the re-read period while a droplet is booting.
+	BootResync time.Duration
+	// ActiveResync is the re-read period once a droplet is active.
+	ActiveResync time.Duration
+}
+
+type handler struct {
+	ctx      context.Context
+	opts     Options
+	clients  *digitalocean.Clients
+	droplets provcontrollers.DropletController
+	keys     provcontrollers.KeyCache
+	secrets  corecontrollers.SecretCache
+	vms      hfcontrollers.VirtualMachineCache
+	recorder record.EventRecorder
+}
+
+// Register wires the Droplet handlers.
+func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
+	droplets provcontrollers.DropletController,
+	keys provcontrollers.KeyController,
+	secrets corecontrollers.SecretController,
+	vms hfcontrollers.VirtualMachineCache,
+	recorder record.EventRecorder) {
+	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms, recorder: recorder}
+	droplets.OnChange(ctx, HandlerName, h.sync)
+	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+
+	// A Key that becomes ready unblocks its droplet (same name).
+	relatedresource.Watch(ctx, "droplet-from-key", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		return []relatedresource.Key{relatedresource.NewKey(namespace, name)}, nil
+	}, droplets, keys)
+	relatedresource.Watch(ctx, "droplet-from-token-secret", tokenUsers(droplets.Cache()), droplets, secrets)
+}
+
+// tokenUsers finds the droplets whose token lives in a Secret.
+func tokenUsers(cache provcontrollers.DropletCache) relatedresource.Resolver {
+	return func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		all, err := cache.List(namespace, everything)
+		if err != nil {
+			return nil, err
+		}
+		var out []relatedresource.Key
+		for _, d := range all {
+			if d.Spec.TokenSecretRef.Name == name {
+				out = append(out, relatedresource.NewKey(d.Namespace, d.Name))
+			}
+		}
+		return out, nil
+	}
+}
+
+// vmOf returns the droplet's VM, if it still exists.
+func (h *handler) vmOf(d *v1alpha1.Droplet) *hfv1.VirtualMachine {
+	return owner.VM(h.vms, d, d.Spec.VirtualMachine)
+}

@@ -1,0 +1,189 @@
+package droplet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/rancher/wrangler/v3/pkg/condition"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+var everything = labels.Everything()
+
+// lastSyncedRefresh bounds how stale status.lastSynced may get while nothing changes,
+// without writing the status on every poll.
+const lastSyncedRefresh = 10 * time.Minute
+
+func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
+	// A droplet without a name is the placeholder for a VM whose config is invalid.
+	if d == nil || d.DeletionTimestamp != nil || d.Spec.Name == "" {
+		return d, nil
+	}
+	orig := d
+	d = d.DeepCopy()
+	client, err := h.client(d)
+	if err != nil {
+		return h.finish(orig, d, h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error()))
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	defer cancel()
+
+	var requeue time.Duration
+	if d.Status.DropletID == 0 {
+		requeue, err = h.create(ctx, client, d)
+	} else {
+		requeue, err = h.refresh(ctx, client, d)
+	}
+	if err != nil {
+		return h.finish(orig, d, err)
+	}
+	return h.finish(orig, d, nil, requeue)
+}
+
+// finish writes a changed status, schedules the next look and passes on err.
+func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
+	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
+		now := metav1.Now()
+		d.Status.LastSynced = &now
+		updated, uerr := h.droplets.UpdateStatus(d)
+		if uerr != nil {
+			// A conflict is re-queued by the watch; a create is found again by its tag.
+			return orig, uerr
+		}
+		d = updated
+	}
+	if err != nil {
+		return d, err
+	}
+	for _, after := range requeue {
+		if after > 0 {
+			h.droplets.EnqueueAfter(d.Namespace, d.Name, after)
+		}
+	}
+	return d, nil
+}
+
+func (h *handler) client(d *v1alpha1.Droplet) (*godo.Client, error) {
+	token, err := digitalocean.ReadToken(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
+	if err != nil {
+		return nil, err
+	}
+	return h.clients.For(token)
+}
+
+// create adopts the VM's droplet if DigitalOcean already has it, and creates it otherwise.
+func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
+	log := logrus.WithField("vm", d.Spec.VirtualMachine)
+	keyIDs, waiting := h.keyIDs(d)
+	if waiting != "" {
+		// The Key's change re-enqueues this droplet.
+		events.SetCondition(&d.Status, v1alpha1.Created, false, "WaitingForKey", waiting)
+		return 0, nil
+	}
+
+	uid := vmUID(d)
+	if uid == "" {
+		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
+	}
+	existing, err := findByTag(ctx, client, digitalocean.VMTag(uid))
+	if err != nil {
+		return h.failDO(d, v1alpha1.Created, err), nil
+	}
+	if existing != nil {
+		log.WithField("droplet", existing.ID).Info("adopting existing droplet")
+		h.observe(d, existing)
+		h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found by its tag", existing.ID))
+		return h.opts.BootResync, nil
+	}
+
+	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
+	if err != nil {
+		return h.failDO(d, v1alpha1.Created, err), nil
+	}
+	log.WithField("droplet", created.ID).Info("droplet created")
+	h.observe(d, created)
+	h.transition(d, v1alpha1.Created, true, "Created", fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
+	return h.opts.BootResync, nil
+}
+
+// refresh re-reads the droplet and schedules the next read.
+func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
+	current, _, err := client.Droplets.Get(ctx, d.Status.DropletID)
+	if digitalocean.IsNotFound(err) {
+		// Never recreate here: right after a create DigitalOcean may not know the
+		// droplet yet, and a second droplet is worse than a late one.
+		h.transition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Status.DropletID))
+		return h.opts.BootResync, nil
+	}
+	if err != nil {
+		return h.failDO(d, v1alpha1.Ready, err), nil
+	}
+	h.observe(d, current)
+	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
+		now := metav1.Now()
+		d.Status.LastSynced = &now
+	}
+	if v1alpha1.Ready.IsTrue(&d.Status) {
+		return h.opts.ActiveResync, nil
+	}
+	return h.opts.BootResync, nil
+}
+
+// observe copies DigitalOcean's view of the droplet into the status.
+func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
+	d.Status.DropletID = do.ID
+	d.Status.Status = do.Status
+	d.Status.PublicIPv4, _ = do.PublicIPv4()
+	d.Status.PrivateIPv4, _ = do.PrivateIPv4()
+	d.Status.PublicIPv6, _ = do.PublicIPv6()
+	d.Status.CreatedAt = do.Created
+	if do.Region != nil {
+		d.Status.Region = do.Region.Slug
+	}
+	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
+	if ready {
+		h.transition(d, v1alpha1.Ready, true, "Active", "droplet is active at "+d.Status.PublicIPv4)
+	} else {
+		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
+	}
+}
+
+// keyIDs returns the DigitalOcean key ids, or why they are not known yet.
+func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, string) {
+	var out []godo.DropletCreateSSHKey
+	for _, name := range d.Spec.KeyRefs {
+		k, err := h.keys.Get(d.Namespace, name)
+		if err != nil || k.Status.KeyID == 0 {
+			return nil, fmt.Sprintf("waiting for Key %q to be created in DigitalOcean", name)
+		}
+		out = append(out, godo.DropletCreateSSHKey{ID: k.Status.KeyID})
+	}
+	return out, ""
+}
+
+// failDO records a DigitalOcean error on cond and says when to look again.
+func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) time.Duration {
+	f := digitalocean.Classify(err)
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", f.Reason).Warn(f.Message)
+	h.transition(d, cond, false, f.Reason, f.Message)
+	return f.RetryAfter
+}
+
+// fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
+func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) error {
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
+	h.transition(d, cond, false, reason, message)
+	return nil
+}
+
+func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
+	events.Transition(h.recorder, &d.Status, cond, ok, reason, message, d, h.vmOf(d))
+}

@@ -1,0 +1,207 @@
+// Package key registers SSH public keys with DigitalOcean for Key objects.
+package key
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/digitalocean/godo"
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
+	"github.com/rancher/wrangler/v3/pkg/condition"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+// Handler names are part of the API: the cleanup one names the Key's
+// finalizer. Never rename them.
+const (
+	HandlerName        = "hf-provisioner-digitalocean-key"
+	CleanupHandlerName = "hf-provisioner-digitalocean-key-cleanup"
+)
+
+type handler struct {
+	ctx      context.Context
+	clients  *digitalocean.Clients
+	keys     provcontrollers.KeyController
+	secrets  corecontrollers.SecretCache
+	vms      hfcontrollers.VirtualMachineCache
+	recorder record.EventRecorder
+}
+
+// Register wires the Key handlers.
+func Register(ctx context.Context, clients *digitalocean.Clients,
+	keys provcontrollers.KeyController,
+	secrets corecontrollers.SecretController,
+	vms hfcontrollers.VirtualMachineCache,
+	recorder record.EventRecorder) {
+	h := &handler{ctx: ctx, clients: clients, keys: keys, secrets: secrets.Cache(), vms: vms, recorder: recorder}
+	keys.OnChange(ctx, HandlerName, h.sync)
+	keys.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+
+	keyCache := keys.Cache()
+	// Both the key-pair Secret and the token Secret feed a Key.
+	relatedresource.Watch(ctx, "key-from-secret", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		all, err := keyCache.List(namespace, labels.Everything())
+		if err != nil {
+			return nil, err
+		}
+		var out []relatedresource.Key
+		for _, k := range all {
+			if k.Spec.TokenSecretRef.Name == name || k.Spec.PublicKeySecretRef.Name == name {
+				out = append(out, relatedresource.NewKey(k.Namespace, k.Name))
+			}
+		}
+		return out, nil
+	}, keys, secrets)
+}
+
+func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
+	if k == nil || k.DeletionTimestamp != nil || k.Status.KeyID != 0 {
+		return k, nil
+	}
+	orig := k
+	k = k.DeepCopy()
+	retry := h.register(k)
+	return h.finish(orig, k, retry)
+}
+
+// register adopts the key if DigitalOcean has it (by fingerprint) and creates it otherwise.
+func (h *handler) register(k *v1alpha1.Key) time.Duration {
+	publicKey, fingerprint, err := h.publicKey(k)
+	if err != nil {
+		h.transition(k, v1alpha1.Created, false, "KeyPairUnavailable", err.Error())
+		return 0
+	}
+	client, err := h.client(k)
+	if err != nil {
+		h.transition(k, v1alpha1.Created, false, "TokenUnavailable", err.Error())
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	defer cancel()
+
+	existing, _, err := client.Keys.GetByFingerprint(ctx, fingerprint)
+	if err != nil && !digitalocean.IsNotFound(err) {
+		return h.failDO(k, err)
+	}
+	reason := "Adopted"
+	if existing == nil {
+		existing, _, err = client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
+		if digitalocean.IsKeyInUse(err) {
+			existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
+		}
+		if err != nil {
+			return h.failDO(k, err)
+		}
+		reason = "Created"
+	}
+	k.Status.KeyID = existing.ID
+	k.Status.Fingerprint = existing.Fingerprint
+	h.transition(k, v1alpha1.Created, true, reason, fmt.Sprintf("SSH key %d (%s) registered", existing.ID, existing.Fingerprint))
+	h.transition(k, v1alpha1.Ready, true, reason, "SSH key is registered in DigitalOcean")
+	return 0
+}
+
+func (h *handler) publicKey(k *v1alpha1.Key) (string, string, error) {
+	ref := k.Spec.PublicKeySecretRef
+	secret, err := h.secrets.Get(k.Namespace, ref.Name)
+	if err != nil {
+		return "", "", fmt.Errorf("key-pair Secret %q: %w", ref.Name, err)
+	}
+	publicKey := string(secret.Data[ref.Key])
+	fingerprint, err := sshkey.Fingerprint(publicKey)
+	if err != nil {
+		return "", "", fmt.Errorf("Secret %q key %q is not an authorized_keys line: %w", ref.Name, ref.Key, err)
+	}
+	return publicKey, fingerprint, nil
+}
+
+func (h *handler) client(k *v1alpha1.Key) (*godo.Client, error) {
+	token, err := digitalocean.ReadToken(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
+	if err != nil {
+		return nil, err
+	}
+	return h.clients.For(token)
+}
+
+// cleanup deletes the key in DigitalOcean; a 404 means it is already gone.
+func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
+	if vm := h.vmOf(k); vm != nil && vm.DeletionTimestamp == nil {
+		// Deleted by hand while its VM lives: the new Key adopts it by fingerprint.
+		return k, nil
+	}
+	if k.Status.KeyID == 0 && k.Status.Conditions == nil {
+		return k, nil
+	}
+	orig := k
+	k = k.DeepCopy()
+	client, err := h.client(k)
+	if err != nil {
+		h.transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
+		return h.wait(orig, k, time.Minute)
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	defer cancel()
+	if k.Status.KeyID != 0 {
+		_, err = client.Keys.DeleteByID(ctx, k.Status.KeyID)
+	} else if _, fingerprint, ferr := h.publicKey(k); ferr == nil {
+		_, err = client.Keys.DeleteByFingerprint(ctx, fingerprint)
+	}
+	if err != nil && !digitalocean.IsNotFound(err) {
+		return h.wait(orig, k, h.failDO(k, err))
+	}
+	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
+	return k, nil
+}
+
+func (h *handler) wait(orig, k *v1alpha1.Key, after time.Duration) (*v1alpha1.Key, error) {
+	k, err := h.finish(orig, k, after)
+	if err != nil {
+		return k, err
+	}
+	return k, generic.ErrSkip
+}
+
+func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.Key, error) {
+	if !equality.Semantic.DeepEqual(orig.Status, k.Status) {
+		updated, err := h.keys.UpdateStatus(k)
+		if err != nil {
+			return orig, err
+		}
+		k = updated
+	}
+	if retry > 0 {
+		h.keys.EnqueueAfter(k.Namespace, k.Name, retry)
+	}
+	return k, nil
+}
+
+func (h *handler) failDO(k *v1alpha1.Key, err error) time.Duration {
+	f := digitalocean.Classify(err)
+	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(f.Message)
+	h.transition(k, v1alpha1.Created, false, f.Reason, f.Message)
+	return f.RetryAfter
+}
+
+func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
+	events.Transition(h.recorder, &k.Status, cond, ok, reason, message, k, h.vmOf(k))
+}
+
+func (h *handler) vmOf(k *v1alpha1.Key) *hfv1.VirtualMachine { return owner.VM(h.vms, k, vmName(k)) }
+
+// vmName: a Key carries its VM's name.
+func vmName(k *v1alpha1.Key) string { return k.Name }

@@ -1,0 +1,88 @@
+// Package virtualmachine turns a HobbyFarm VirtualMachine into a key-pair
+// Secret, a Key and a Droplet, and mirrors the droplet back into the VM.
+package virtualmachine
+
+import (
+	"context"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/rancher/wrangler/v3/pkg/apply"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+// Options are the installation-wide settings the handler needs.
+type Options struct {
+	InstallationID string
+}
+
+type handler struct {
+	ctx       context.Context
+	opts      Options
+	vms       hfcontrollers.VirtualMachineController
+	envs      hfcontrollers.EnvironmentCache
+	templates hfcontrollers.VirtualMachineTemplateCache
+	secrets   corecontrollers.SecretController
+	droplets  provcontrollers.DropletController
+	keys      provcontrollers.KeyController
+	recorder  record.EventRecorder
+}
+
+// Register wires the VM handlers and the watches that re-run them when a
+// VM's Environment, template, token Secret, Key or Droplet changes.
+func Register(ctx context.Context, opts Options, apply apply.Apply,
+	vms hfcontrollers.VirtualMachineController,
+	envs hfcontrollers.EnvironmentController,
+	templates hfcontrollers.VirtualMachineTemplateController,
+	secrets corecontrollers.SecretController,
+	droplets provcontrollers.DropletController,
+	keys provcontrollers.KeyController,
+	recorder record.EventRecorder) {
+	h := &handler{
+		ctx: ctx, opts: opts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
+		secrets: secrets, droplets: droplets, keys: keys, recorder: recorder,
+	}
+
+	hfcontrollers.RegisterVirtualMachineGeneratingHandler(ctx, vms,
+		apply.WithCacheTypes(secrets, droplets, keys).WithStrictCaching(),
+		"", HandlerName, h.generate,
+		// Despite its name this makes apply set controller owner references to the VM.
+		&generic.GeneratingHandlerOptions{NoOwnerReference: true})
+
+	vms.AddGenericHandler(ctx, CleanupHandlerName, onlyOurs(
+		generic.NewRemoveHandler(CleanupHandlerName, vms.Updater(), generic.FromObjectHandlerToHandler(h.cleanup))))
+
+	registerWatches(ctx, vms, envs, templates, secrets, droplets, keys)
+}
+
+// onlyOurs keeps wrangler's remove handler, which adds its finalizer on first
+// sight, away from VMs we may not touch yet and from other provisioners' VMs.
+func onlyOurs(next generic.Handler) generic.Handler {
+	return func(key string, obj runtime.Object) (runtime.Object, error) {
+		vm, ok := obj.(*hfv1.VirtualMachine)
+		if !ok || vm == nil {
+			return obj, nil
+		}
+		if !Eligible(vm) && !hasCleanupFinalizer(vm) {
+			return obj, nil
+		}
+		return next(key, obj)
+	}
+}
+
+func hasCleanupFinalizer(vm *hfv1.VirtualMachine) bool {
+	for _, f := range vm.Finalizers {
+		if f == "wrangler.cattle.io/"+CleanupHandlerName {
+			return true
+		}
+	}
+	return false
+}
+
+// retrySoon is how long to wait for a just-applied object to reach the cache.
+const retrySoon = time.Second

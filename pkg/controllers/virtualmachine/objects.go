@@ -1,0 +1,89 @@
+package virtualmachine
+
+import (
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func objectMeta(vm *hfv1.VirtualMachine, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      name,
+		Namespace: vm.Namespace,
+		Labels:    map[string]string{ProvisionerLabel: ProvisionerName, "hobbyfarm.io/virtualmachine": vm.Name},
+	}
+}
+
+func sshSecret(vm *hfv1.VirtualMachine, privateKey []byte, publicKey string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(vm, SSHSecretName(vm)),
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			sshkey.PrivateKeyField: privateKey,
+			sshkey.PublicKeyField:  []byte(publicKey),
+		},
+	}
+}
+
+func tokenSecret(vm *hfv1.VirtualMachine, token string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(vm, TokenSecretName(vm)),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{config.TokenSecretKey: []byte(token)},
+	}
+}
+
+// tokenRef is where the Droplet and Key controllers find the token: the
+// operator's Secret, or the VM's copy of a plain-text token.
+func tokenRef(vm *hfv1.VirtualMachine, cfg *config.Droplet) v1alpha1.SecretKeyRef {
+	if cfg.TokenSecret != "" {
+		return v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
+	}
+	return v1alpha1.SecretKeyRef{Name: TokenSecretName(vm), Key: config.TokenSecretKey}
+}
+
+func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
+	return &v1alpha1.Key{
+		ObjectMeta: objectMeta(vm, vm.Name),
+		Spec: v1alpha1.KeySpec{
+			Name:               digitalocean.KeyName(vm.Namespace, vm.Name),
+			PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: SSHSecretName(vm), Key: sshkey.PublicKeyField},
+			TokenSecretRef:     token,
+		},
+	}
+}
+
+func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.SecretKeyRef, installationID string) *v1alpha1.Droplet {
+	return &v1alpha1.Droplet{
+		ObjectMeta: objectMeta(vm, vm.Name),
+		Spec: v1alpha1.DropletSpec{
+			VirtualMachine:    vm.Name,
+			Name:              digitalocean.DropletName(vm.Name),
+			Region:            cfg.Region,
+			Size:              cfg.Size,
+			Image:             cfg.Image,
+			KeyRefs:           []string{vm.Name},
+			Backups:           cfg.Backups,
+			IPv6:              cfg.IPv6,
+			Monitoring:        cfg.Monitoring,
+			PrivateNetworking: cfg.PrivateNetworking,
+			UserData:          cfg.UserData,
+			Tags:              digitalocean.DropletTags(installationID, vm.Namespace, vm.Name, string(vm.UID), cfg.Tags),
+			VPCUUID:           cfg.VPCUUID,
+			TokenSecretRef:    token,
+		},
+	}
+}
+
+// placeholderDroplet carries the Configured condition while the config is
+// invalid; the Droplet controller ignores a droplet without a name.
+func placeholderDroplet(vm *hfv1.VirtualMachine) *v1alpha1.Droplet {
+	return &v1alpha1.Droplet{
+		ObjectMeta: objectMeta(vm, vm.Name),
+		Spec:       v1alpha1.DropletSpec{VirtualMachine: vm.Name},
+	}
+}

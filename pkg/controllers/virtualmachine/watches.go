@@ -1,0 +1,82 @@
+package virtualmachine
+
+import (
+	"context"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+const (
+	byEnvironment = "hf-provisioner-digitalocean.byEnvironment"
+	byTemplate    = "hf-provisioner-digitalocean.byTemplate"
+)
+
+func registerWatches(ctx context.Context,
+	vms hfcontrollers.VirtualMachineController,
+	envs hfcontrollers.EnvironmentController,
+	templates hfcontrollers.VirtualMachineTemplateController,
+	secrets corecontrollers.SecretController,
+	droplets provcontrollers.DropletController,
+	keys provcontrollers.KeyController) {
+	vmCache := vms.Cache()
+	vmCache.AddIndexer(byEnvironment, func(vm *hfv1.VirtualMachine) ([]string, error) {
+		if vm.Labels[ProvisionerLabel] != ProvisionerName {
+			return nil, nil
+		}
+		return []string{vm.Status.EnvironmentId}, nil
+	})
+	vmCache.AddIndexer(byTemplate, func(vm *hfv1.VirtualMachine) ([]string, error) {
+		if vm.Labels[ProvisionerLabel] != ProvisionerName {
+			return nil, nil
+		}
+		return []string{vm.Spec.VirtualMachineTemplateId}, nil
+	})
+
+	vmsIndexedBy := func(index string) relatedresource.Resolver {
+		return func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+			matches, err := vmCache.GetByIndex(index, name)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]relatedresource.Key, 0, len(matches))
+			for _, vm := range matches {
+				out = append(out, relatedresource.NewKey(vm.Namespace, vm.Name))
+			}
+			return out, nil
+		}
+	}
+	relatedresource.Watch(ctx, "vm-from-environment", vmsIndexedBy(byEnvironment), vms, envs)
+	relatedresource.Watch(ctx, "vm-from-template", vmsIndexedBy(byTemplate), vms, templates)
+
+	// The Droplet and Key carry their VM's name.
+	sameName := func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		return []relatedresource.Key{relatedresource.NewKey(namespace, name)}, nil
+	}
+	relatedresource.Watch(ctx, "vm-from-droplet", sameName, vms, droplets)
+	relatedresource.Watch(ctx, "vm-from-key", sameName, vms, keys)
+
+	// A token Secret that appears may fix VMs whose config is waiting for it.
+	dropletCache := droplets.Cache()
+	relatedresource.Watch(ctx, "vm-from-token-secret", func(namespace, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
+		if obj == nil {
+			return nil, nil
+		}
+		waiting, err := dropletCache.List(namespace, everything)
+		if err != nil {
+			return nil, err
+		}
+		var out []relatedresource.Key
+		for _, d := range waiting {
+			if !v1alpha1.Configured.IsTrue(&d.Status) {
+				out = append(out, relatedresource.NewKey(d.Namespace, d.Spec.VirtualMachine))
+			}
+		}
+		return out, nil
+	}, vms, secrets)
+}

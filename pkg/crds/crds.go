@@ -1,0 +1,105 @@
+// Package crds defines the Droplet and Key CustomResourceDefinitions from the Go types.
+package crds
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/rancher/wrangler/v3/pkg/crd"
+	"github.com/rancher/wrangler/v3/pkg/yaml"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+)
+
+var ageColumn = apiextv1.CustomResourceColumnDefinition{
+	Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+}
+
+func intColumn(name, path string) apiextv1.CustomResourceColumnDefinition {
+	return apiextv1.CustomResourceColumnDefinition{Name: name, Type: "integer", JSONPath: path}
+}
+
+func definitions() []crd.CRD {
+	// Spelled out rather than taken from the generated register code, so that
+	// codegen still builds when that code is missing.
+	gv := "provisioning.hobbyfarm.io/v1alpha1"
+	return []crd.CRD{
+		crd.NamespacedType("Droplet."+gv).
+			WithSchemaFromStruct(v1alpha1.Droplet{}).
+			WithStatus().
+			WithShortNames("do-droplet", "do-droplets").
+			WithCategories("hobbyfarm").
+			WithColumn("VM", ".spec.virtualMachine").
+			WithCustomColumn(intColumn("ID", ".status.dropletID")).
+			WithColumn("Status", ".status.status").
+			WithColumn("Public IP", ".status.publicIPv4").
+			WithColumn("Ready", `.status.conditions[?(@.type=="Ready")].status`).
+			WithColumn("Reason", `.status.conditions[?(@.type=="Ready")].reason`).
+			WithCustomColumn(ageColumn),
+		crd.NamespacedType("Key."+gv).
+			WithSchemaFromStruct(v1alpha1.Key{}).
+			WithStatus().
+			WithShortNames("do-key", "do-keys").
+			WithCategories("hobbyfarm").
+			WithCustomColumn(intColumn("ID", ".status.keyID")).
+			WithColumn("Fingerprint", ".status.fingerprint").
+			WithColumn("Ready", `.status.conditions[?(@.type=="Ready")].status`).
+			WithCustomColumn(ageColumn),
+	}
+}
+
+// Objects returns the CRDs as API objects.
+func Objects() ([]*apiextv1.CustomResourceDefinition, error) {
+	var out []*apiextv1.CustomResourceDefinition
+	for _, def := range definitions() {
+		obj, err := def.ToCustomResourceDefinition()
+		if err != nil {
+			return nil, err
+		}
+		typed := &apiextv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.(*unstructured.Unstructured).Object, typed); err != nil {
+			return nil, err
+		}
+		out = append(out, typed)
+	}
+	return out, nil
+}
+
+// Install creates or updates the CRDs and waits until they are established.
+func Install(ctx context.Context, cfg *rest.Config) error {
+	factory, err := crd.NewFactoryFromClient(cfg)
+	if err != nil {
+		return err
+	}
+	return factory.BatchCreateCRDs(ctx, definitions()...).BatchWait()
+}
+
+// WriteYAML writes one manifest per CRD into dir, as the Helm chart ships them.
+func WriteYAML(dir string) error {
+	objs, err := Objects()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		obj.TypeMeta.APIVersion = apiextv1.SchemeGroupVersion.String()
+		obj.TypeMeta.Kind = "CustomResourceDefinition"
+		data, err := yaml.Export(obj)
+		if err != nil {
+			return err
+		}
+		name := strings.SplitN(obj.Name, ".", 2)[0] + ".yaml"
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}

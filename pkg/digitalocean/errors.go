@@ -1,0 +1,76 @@
+package digitalocean
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/digitalocean/godo"
+)
+
+// Failure is how a handler should react to a DigitalOcean error.
+type Failure struct {
+	// Reason is a condition reason: Unauthorized, Rejected, NotFound, RateLimited, Unavailable.
+	Reason string
+	// Message is DigitalOcean's own message, never the request URL or token.
+	Message string
+	// RetryAfter is when trying again makes sense.
+	RetryAfter time.Duration
+	// Permanent failures wait for a change of input rather than retrying soon.
+	Permanent bool
+}
+
+// Classify turns an error from godo into a Failure.
+func Classify(err error) Failure {
+	var resp *godo.ErrorResponse
+	if !errors.As(err, &resp) || resp.Response == nil {
+		// Transport errors carry the URL, which holds no secret; keep it short anyway.
+		return Failure{Reason: "Unavailable", Message: "DigitalOcean API unreachable: " + transportMessage(err), RetryAfter: 10 * time.Second}
+	}
+	switch code := resp.Response.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return Failure{Reason: "Unauthorized", Message: "DigitalOcean rejected the API token: " + resp.Message, RetryAfter: 5 * time.Minute, Permanent: true}
+	case code == http.StatusNotFound:
+		return Failure{Reason: "NotFound", Message: resp.Message, RetryAfter: 10 * time.Second}
+	case code == http.StatusTooManyRequests:
+		return Failure{Reason: "RateLimited", Message: resp.Message, RetryAfter: retryAfter(resp.Response)}
+	case code == http.StatusUnprocessableEntity || (code >= 400 && code < 500):
+		return Failure{Reason: "Rejected", Message: resp.Message, RetryAfter: 5 * time.Minute, Permanent: true}
+	default:
+		return Failure{Reason: "Unavailable", Message: resp.Message, RetryAfter: 10 * time.Second}
+	}
+}
+
+// IsNotFound reports a 404 from DigitalOcean.
+func IsNotFound(err error) bool {
+	var resp *godo.ErrorResponse
+	return errors.As(err, &resp) && resp.Response != nil && resp.Response.StatusCode == http.StatusNotFound
+}
+
+// IsKeyInUse reports DigitalOcean's answer to creating a key it already has.
+func IsKeyInUse(err error) bool {
+	var resp *godo.ErrorResponse
+	return errors.As(err, &resp) && resp.Response != nil &&
+		resp.Response.StatusCode == http.StatusUnprocessableEntity && resp.Message == "SSH Key is already in use on your account"
+}
+
+func retryAfter(resp *http.Response) time.Duration {
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	if reset, err := strconv.ParseInt(resp.Header.Get("ratelimit-reset"), 10, 64); err == nil {
+		if d := time.Until(time.Unix(reset, 0)); d > 0 {
+			return d
+		}
+	}
+	return 30 * time.Second
+}
+
+func transportMessage(err error) string {
+	var urlErr interface{ Unwrap() error }
+	if errors.As(err, &urlErr) && urlErr.Unwrap() != nil {
+		return urlErr.Unwrap().Error()
+	}
+	return err.Error()
+}

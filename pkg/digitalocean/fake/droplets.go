@@ -1,0 +1,223 @@
+package fake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const maxBodySize = 1 << 20
+
+func (s *Server) createDroplets(c *call) reply {
+	var req createRequest
+	if rep, ok := decodeBody(c.r, &req); !ok {
+		return rep
+	}
+	spec, msg := s.validateCreate(req)
+	if msg != "" {
+		return unprocessable(msg)
+	}
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	keyIDs, authorized, bad := acc.resolveKeys(spec.keyRefs)
+	if len(bad) > 0 {
+		return unprocessable(strings.Join(bad, ", ") + " are invalid key identifiers for Droplet creation.")
+	}
+	if acc.live+len(spec.names) > acc.opts.DropletLimit {
+		return unprocessable(msgDropletLimit)
+	}
+	created := s.addDroplets(acc, spec, keyIDs, authorized, c.now)
+	wires := make([]wireDroplet, len(created))
+	for i, d := range created {
+		wires[i] = d.wire()
+		s.refresh(d, c.now) // with NoDelay this boots (and starts SSH) right away
+	}
+	if req.Names == nil {
+		return reply{status: http.StatusAccepted, body: struct {
+			Droplet wireDroplet `json:"droplet"`
+			Links   wireLinks   `json:"links"`
+		}{wires[0], wireLinks{Actions: []wireAction{s.newAction("create")}}}}
+	}
+	return reply{status: http.StatusAccepted, body: struct {
+		Droplets []wireDroplet `json:"droplets"`
+		Links    wireLinks     `json:"links"`
+	}{wires, wireLinks{Actions: []wireAction{s.newAction("multiple_create")}}}}
+}
+
+func (s *Server) newAction(rel string) wireAction {
+	id := int(s.actionIDs.Add(1))
+	return wireAction{ID: id, Rel: rel, HREF: fmt.Sprintf("%sv2/actions/%d", s.URL(), id)}
+}
+
+// addDroplets creates one droplet per name. Caller holds acc.mu and has
+// validated spec against the account.
+func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, authorized map[string]bool, now time.Time) []*droplet {
+	acc.purge(now, s.opts.DeleteLag)
+	vpc := spec.vpcUUID
+	if vpc == "" {
+		vpc = acc.vpcFor(spec.region.Slug)
+	}
+	out := make([]*droplet, 0, len(spec.names))
+	for _, name := range spec.names {
+		pub, priv, v6 := s.ips.allocate(spec.ipv6)
+		d := &droplet{
+			id: int(s.dropletIDs.Add(1)), name: name,
+			region: spec.region, size: spec.size, image: spec.image,
+			tags: append([]string(nil), spec.tags...), features: spec.features,
+			vpcUUID: vpc, userData: spec.userData,
+			sshKeyIDs: keyIDs, authorized: authorized,
+			createdAt: now, activeAt: now.Add(s.opts.BootDelay),
+			status: statusNew, autoBoot: true,
+			publicV4: pub, privateV4: priv, publicV6: v6,
+		}
+		acc.droplets[d.id] = d
+		acc.order = append(acc.order, d.id)
+		acc.live++
+		out = append(out, d)
+		s.scheduleBoot(acc, d.id)
+	}
+	return out
+}
+
+// scheduleBoot wakes the droplet when its boot delay passes, so that with
+// SSH enabled the server starts without waiting for a read. Without SSH the
+// transition stays purely lazy.
+func (s *Server) scheduleBoot(acc *account, id int) {
+	if s.ssh == nil || s.opts.BootDelay <= 0 {
+		return
+	}
+	time.AfterFunc(s.opts.BootDelay, func() {
+		acc.mu.Lock()
+		defer acc.mu.Unlock()
+		if d := acc.droplets[id]; d != nil {
+			s.refresh(d, s.now())
+		}
+	})
+}
+
+func (s *Server) getDroplet(c *call) reply {
+	id, err := strconv.Atoi(c.r.PathValue("id"))
+	if err != nil {
+		return notFound()
+	}
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	d := acc.droplets[id]
+	if d == nil || d.deleted() {
+		return notFound()
+	}
+	if lag := c.rule.NotFoundAfterCreate; lag > 0 && c.now.Before(d.createdAt.Add(lag)) {
+		return notFound()
+	}
+	s.refresh(d, c.now)
+	return reply{status: http.StatusOK, body: struct {
+		Droplet wireDroplet `json:"droplet"`
+	}{d.wire()}}
+}
+
+// listDroplets serves GET /v2/droplets with optional tag_name or name.
+// Droplets deleted less than DeleteLag ago are still listed, unchanged.
+func (s *Server) listDroplets(c *call) reply {
+	q := c.r.URL.Query()
+	tag, name := q.Get("tag_name"), q.Get("name")
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	acc.purge(c.now, s.opts.DeleteLag)
+	matches := make([]*droplet, 0, len(acc.order))
+	for _, id := range acc.order {
+		d := acc.droplets[id]
+		if (tag == "" || d.hasTag(tag)) && (name == "" || d.name == name) {
+			matches = append(matches, d)
+		}
+	}
+	pageItems, links, meta := paginate(s, c.r, matches)
+	wires := make([]wireDroplet, len(pageItems))
+	for i, d := range pageItems {
+		s.refresh(d, c.now)
+		wires[i] = d.wire()
+	}
+	return reply{status: http.StatusOK, body: struct {
+		Droplets []wireDroplet `json:"droplets"`
+		Links    wireLinks     `json:"links"`
+		Meta     wireMeta      `json:"meta"`
+	}{wires, links, meta}}
+}
+
+func (s *Server) deleteDroplet(c *call) reply {
+	id, err := strconv.Atoi(c.r.PathValue("id"))
+	if err != nil {
+		return notFound()
+	}
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	d := acc.droplets[id]
+	if d == nil || d.deleted() {
+		return notFound()
+	}
+	acc.markDeleted(d, c.now)
+	return reply{status: http.StatusNoContent}
+}
+
+func (s *Server) deleteDropletsByTag(c *call) reply {
+	tag := c.r.URL.Query().Get("tag_name")
+	if tag == "" {
+		return unprocessable("tag_name is required to delete Droplets by tag.")
+	}
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	for _, id := range acc.order {
+		if d := acc.droplets[id]; !d.deleted() && d.hasTag(tag) {
+			acc.markDeleted(d, c.now)
+		}
+	}
+	return reply{status: http.StatusNoContent}
+}
+
+// markDeleted makes the droplet gone for GET at once; lists keep showing it
+// until purge runs after the delete lag. Caller holds acc.mu.
+func (acc *account) markDeleted(d *droplet, now time.Time) {
+	d.deletedAt = now
+	d.stopSSH()
+	acc.live--
+}
+
+// purge forgets droplets whose delete lag has passed. Caller holds acc.mu.
+func (acc *account) purge(now time.Time, lag time.Duration) {
+	if acc.live == len(acc.order) {
+		return // nothing deleted
+	}
+	kept := acc.order[:0]
+	for _, id := range acc.order {
+		d := acc.droplets[id]
+		if d.deleted() && !now.Before(d.deletedAt.Add(lag)) {
+			delete(acc.droplets, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	acc.order = kept
+}
+
+// decodeBody reads a JSON body of at most maxBodySize bytes.
+func decodeBody(r *http.Request, v any) (reply, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
+	if err != nil {
+		return badRequest("Unable to read the request body."), false
+	}
+	if len(body) > maxBodySize {
+		return errReply(http.StatusRequestEntityTooLarge, "request_entity_too_large", "The request body is too large."), false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("Unable to parse the request body as JSON."), false
+	}
+	return reply{}, true
+}

@@ -1,0 +1,86 @@
+package digitalocean
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+const (
+	// TagManaged is on everything this provisioner makes.
+	TagManaged = "hobbyfarm-provisioner"
+	// Tag prefixes; DigitalOcean tags allow only [a-zA-Z0-9_:-].
+	tagInstallationPrefix = "hfdo-install:"
+	tagNamespacePrefix    = "hfdo-ns:"
+	tagVMPrefix           = "hfdo-vm:"
+	tagVMNamePrefix       = "hfdo-vmname:"
+	maxTagLength          = 255
+	maxHostnameLabel      = 63
+)
+
+// VMTag identifies the one droplet of a VM by the VM's UID, which is unique
+// forever, so a lookup by it can never adopt another VM's droplet.
+func VMTag(vmUID string) string { return tagVMPrefix + vmUID }
+
+// InstallationTag marks everything one installation of the controller makes.
+func InstallationTag(installationID string) string {
+	return truncateTag(tagInstallationPrefix + sanitizeTag(installationID))
+}
+
+// DropletTags are the tags that identify a VM's droplet, followed by extra ones.
+func DropletTags(installationID, namespace, vmName, vmUID string, extra []string) []string {
+	tags := []string{
+		TagManaged,
+		InstallationTag(installationID),
+		truncateTag(tagNamespacePrefix + sanitizeTag(namespace)),
+		truncateTag(tagVMNamePrefix + sanitizeTag(vmName)),
+		VMTag(vmUID),
+	}
+	return append(tags, extra...)
+}
+
+// DropletName is a valid hostname derived from the VM name. Names longer than
+// a hostname label are shortened deterministically with a hash suffix.
+func DropletName(vmName string) string {
+	name := strings.ToLower(vmName)
+	name = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			return r
+		}
+		return '-'
+	}, name)
+	name = strings.Trim(name, "-")
+	if name == "" {
+		name = "vm"
+	}
+	if name == strings.ToLower(vmName) && len(name) <= maxHostnameLabel {
+		return name
+	}
+	sum := sha256.Sum256([]byte(vmName))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	if len(name) > maxHostnameLabel-len(suffix) {
+		name = strings.TrimRight(name[:maxHostnameLabel-len(suffix)], "-")
+	}
+	return name + suffix
+}
+
+// KeyName is the SSH key's name in DigitalOcean.
+func KeyName(namespace, vmName string) string {
+	return "hobbyfarm-" + namespace + "-" + vmName
+}
+
+func sanitizeTag(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '-' || r == '_' || r == ':' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func truncateTag(tag string) string {
+	if len(tag) > maxTagLength {
+		return tag[:maxTagLength]
+	}
+	return tag
+}

@@ -1,0 +1,85 @@
+// Package events records Kubernetes Events and keeps conditions, emitting an
+// Event only when a condition actually changes.
+package events
+
+import (
+	"context"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/rancher/wrangler/v3/pkg/condition"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// Component is the Events' source.
+const Component = "hf-provisioner-digitalocean"
+
+// NewRecorder returns a recorder that writes Events into namespace until ctx ends.
+func NewRecorder(ctx context.Context, client kubernetes.Interface, namespace string) record.EventRecorder {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, hfv1.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			logrus.Fatalf("building event scheme: %v", err)
+		}
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events(namespace)})
+	go func() {
+		<-ctx.Done()
+		broadcaster.Shutdown()
+	}()
+	return broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component})
+}
+
+// SetCondition sets cond on status and reports whether status, reason or message changed.
+func SetCondition(status interface{}, cond condition.Cond, ok bool, reason, message string) bool {
+	want := "False"
+	if ok {
+		want = "True"
+	}
+	if cond.GetStatus(status) == want && cond.GetReason(status) == reason && cond.GetMessage(status) == message {
+		return false
+	}
+	cond.LastUpdated(status, time.Now().UTC().Format(time.RFC3339))
+	cond.SetStatus(status, want)
+	cond.Reason(status, reason)
+	cond.Message(status, message)
+	return true
+}
+
+// Transition sets cond and, when it changed, records one Event on each object
+// (nil objects are skipped): Normal when ok, Warning otherwise.
+func Transition(rec record.EventRecorder, status interface{}, cond condition.Cond, ok bool, reason, message string, objs ...runtime.Object) bool {
+	if !SetCondition(status, cond, ok, reason, message) {
+		return false
+	}
+	eventType := corev1.EventTypeNormal
+	if !ok {
+		eventType = corev1.EventTypeWarning
+	}
+	for _, obj := range objs {
+		if obj != nil && !isNil(obj) {
+			rec.Event(obj, eventType, reason, message)
+		}
+	}
+	return true
+}
+
+func isNil(obj runtime.Object) bool {
+	switch o := obj.(type) {
+	case *hfv1.VirtualMachine:
+		return o == nil
+	case *v1alpha1.Droplet:
+		return o == nil
+	case *v1alpha1.Key:
+		return o == nil
+	}
+	return false
+}
