@@ -29,6 +29,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Fix == "" {
+		return fmt.Sprintf("config key %q: %s", e.Key, e.Problem)
+	}
 	return fmt.Sprintf("config key %q: %s; %s", e.Key, e.Problem, e.Fix)
 }
 

@@ -38,7 +38,8 @@ func NewRecorder(ctx context.Context, client kubernetes.Interface, namespace str
 	return broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component})
 }
 
-// SetCondition sets cond on status and reports whether status, reason or message changed.
+// SetCondition sets cond on obj (the object, not its status: wrangler finds
+// .Status.Conditions itself) and reports whether status, reason or message changed.
 func SetCondition(status interface{}, cond condition.Cond, ok bool, reason, message string) bool {
 	want := "False"
 	if ok {
@@ -54,7 +55,7 @@ func SetCondition(status interface{}, cond condition.Cond, ok bool, reason, mess
 	return true
 }
 
-// Transition sets cond and, when it changed, records one Event on each object
+// Transition sets cond on obj and, when it changed, records one Event on each object
 // (nil objects are skipped): Normal when ok, Warning otherwise.
 func Transition(rec record.EventRecorder, status interface{}, cond condition.Cond, ok bool, reason, message string, objs ...runtime.Object) bool {
 	if !SetCondition(status, cond, ok, reason, message) {

@@ -38,7 +38,7 @@ type Options struct {
 
 // Env is a running control plane. Its methods are safe for concurrent use.
 type Env struct {
-	// Dir holds certs, kubeconfig, etcd data and one log file per process.
+	// Dir holds certs, the kubeconfig and one log file per process (etcd's data is on tmpfs).
 	Dir string
 	// KubeconfigPath is an admin kubeconfig, e.g. for `kubectl --kubeconfig`.
 	KubeconfigPath string
@@ -80,7 +80,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		keepAll:        opts.KeepDir || os.Getenv("HF_TESTENV_KEEP") == "1",
 	}
 	if err := env.start(ctx, bins, opts); err != nil {
-		env.keepLogs = true
+		env.keepLogsOnStop()
 		_ = env.Stop()
 		return nil, fmt.Errorf("testenv: start failed (logs kept in %s): %w", dir, err)
 	}
@@ -152,10 +152,15 @@ func (e *Env) Config() *rest.Config {
 	return adminRESTConfig(e.host, e.certs)
 }
 
+// restartTimeout bounds RestartAPIServer when the caller's context has no earlier deadline.
+const restartTimeout = 60 * time.Second
+
 // RestartAPIServer stops kube-apiserver and starts it again on the same port and etcd,
 // returning once it is ready. Clients reconnect by themselves; watches are re-established
 // by informers.
 func (e *Env) RestartAPIServer(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, restartTimeout)
+	defer cancel()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {
@@ -190,6 +195,13 @@ func (e *Env) Stop() error {
 		errs = append(errs, os.RemoveAll(e.Dir))
 	}
 	return errors.Join(errs...)
+}
+
+// keepLogsOnStop makes Stop keep Dir, because something failed.
+func (e *Env) keepLogsOnStop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.keepLogs = true
 }
 
 // stopProcesses stops dependents before what they depend on, so none logs spurious errors.

@@ -53,7 +53,7 @@ func runMain(m *testing.M, opts Options) int {
 	shared, sharedErr = env, nil
 	code := m.Run()
 	if code != 0 {
-		env.keepLogs = true
+		env.keepLogsOnStop()
 		fmt.Fprintf(os.Stderr, "testenv: tests failed; logs and kubeconfig kept in %s\n", env.Dir)
 	}
 	if err := env.Stop(); err != nil {
@@ -95,7 +95,7 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			env.keepLogs = true
+			env.keepLogsOnStop()
 			t.Logf("testenv: logs kept in %s", env.Dir)
 		}
 		if err := env.Stop(); err != nil {

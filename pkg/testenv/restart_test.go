@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Data survives an apiserver restart (it lives in etcd) and the same clients keep working.
+// Data survives an apiserver restart (it lives in etcd), the same clients keep working,
+// and so does the controller-manager (its garbage collector still collects).
 func TestRestartAPIServer(t *testing.T) {
 	env := Require(t)
 	ns := env.NewNamespace(t)
@@ -37,4 +39,22 @@ func TestRestartAPIServer(t *testing.T) {
 	if !found {
 		t.Errorf("configmap lost across restart; have %d items", len(list.Items))
 	}
+
+	owner, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
+	}}}}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, dependent, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(ctx, t, func(ctx context.Context) error {
+		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, dependent.Name, metav1.GetOptions{})
+		return err
+	})
 }

@@ -85,7 +85,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	keyIDs, waiting := h.keyIDs(d)
 	if waiting != "" {
 		// The Key's change re-enqueues this droplet.
-		events.SetCondition(&d.Status, v1alpha1.Created, false, "WaitingForKey", waiting)
+		events.SetCondition(d, v1alpha1.Created, false, "WaitingForKey", waiting)
 		return 0, nil
 	}
 
@@ -131,7 +131,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		now := metav1.Now()
 		d.Status.LastSynced = &now
 	}
-	if v1alpha1.Ready.IsTrue(&d.Status) {
+	if v1alpha1.Ready.IsTrue(d) {
 		return h.opts.ActiveResync, nil
 	}
 	return h.opts.BootResync, nil
@@ -185,5 +185,5 @@ func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message
 }
 
 func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
-	events.Transition(h.recorder, &d.Status, cond, ok, reason, message, d, h.vmOf(d))
+	events.Transition(h.recorder, d, cond, ok, reason, message, d, h.vmOf(d))
 }

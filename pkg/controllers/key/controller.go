@@ -198,7 +198,7 @@ func (h *handler) failDO(k *v1alpha1.Key, err error) time.Duration {
 }
 
 func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
-	events.Transition(h.recorder, &k.Status, cond, ok, reason, message, k, h.vmOf(k))
+	events.Transition(h.recorder, k, cond, ok, reason, message, k, h.vmOf(k))
 }
 
 func (h *handler) vmOf(k *v1alpha1.Key) *hfv1.VirtualMachine { return owner.VM(h.vms, k, vmName(k)) }

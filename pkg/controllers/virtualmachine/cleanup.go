@@ -52,6 +52,14 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, cleanupPoll)
 		return vm, generic.ErrSkip
 	}
+	// Only now may the token go; the key pair is useless without the droplet.
+	// Garbage collection would get them too, but not while another
+	// controller's finalizer keeps the VM.
+	for _, name := range []string{SSHSecretName(vm), TokenSecretName(vm)} {
+		if err := h.secrets.Delete(vm.Namespace, name, nil); err != nil && !apierrors.IsNotFound(err) {
+			return vm, err
+		}
+	}
 	log.Info("droplet and key are gone from DigitalOcean; releasing VM")
 	h.recorder.Event(vm, corev1.EventTypeNormal, "Deleted", "DigitalOcean droplet and key deleted")
 	return vm, nil

@@ -7,6 +7,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -115,9 +116,9 @@ func (h *handler) resolve(vm *hfv1.VirtualMachine) (*config.Droplet, map[string]
 		return nil, settings, err
 	}
 	if cfg.TokenSecret != "" {
-		if _, err := h.secrets.Cache().Get(vm.Namespace, cfg.TokenSecret); apierrors.IsNotFound(err) {
-			return nil, settings, &config.Error{Key: config.KeyTokenSecret, Problem: fmt.Sprintf("Secret %q does not exist in namespace %q", cfg.TokenSecret, vm.Namespace),
-				Fix: "create it with key 'token' holding the DigitalOcean API token"}
+		ref := v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
+		if _, err := digitalocean.ReadToken(h.secrets.Cache(), vm.Namespace, ref); err != nil {
+			return nil, settings, &config.Error{Key: config.KeyTokenSecret, Problem: err.Error()}
 		}
 	}
 	return cfg, settings, nil
@@ -160,7 +161,7 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 		reason, message = "ConfigUnavailable", cfgErr.Error()
 	}
 	d = d.DeepCopy()
-	if !h.transition(&d.Status, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d) {
+	if !h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d) {
 		return
 	}
 	if cfgErr == nil {

@@ -61,7 +61,7 @@ func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) (status map[str
 		return status, labels
 	}
 	want := hfv1.VmStatusProvisioned
-	if v1alpha1.Ready.IsTrue(&d.Status) || vm.Status.Status == hfv1.VmStatusRunning {
+	if v1alpha1.Ready.IsTrue(d) || vm.Status.Status == hfv1.VmStatusRunning {
 		want = hfv1.VmStatusRunning
 	}
 	if vm.Status.Status != want {

@@ -73,7 +73,7 @@ func registerWatches(ctx context.Context,
 		}
 		var out []relatedresource.Key
 		for _, d := range waiting {
-			if !v1alpha1.Configured.IsTrue(&d.Status) {
+			if !v1alpha1.Configured.IsTrue(d) {
 				out = append(out, relatedresource.NewKey(d.Namespace, d.Spec.VirtualMachine))
 			}
 		}

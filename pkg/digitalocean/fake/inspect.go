@@ -167,3 +167,19 @@ func (s *Server) SSHAddr(token string, dropletID int) (string, bool) {
 	})
 	return addr, addr != ""
 }
+
+// DropletDetails is what the API does not echo back but tests need to see:
+// the keys and user data a droplet was created with.
+type DropletDetails struct {
+	SSHKeyIDs []int
+	UserData  string
+}
+
+// Details returns the create-time details of a live droplet.
+func (s *Server) Details(token string, dropletID int) (DropletDetails, bool) {
+	var out DropletDetails
+	found := s.liveDroplet(token, dropletID, func(d *droplet) {
+		out = DropletDetails{SSHKeyIDs: append([]int(nil), d.sshKeyIDs...), UserData: d.userData}
+	}) == nil
+	return out, found
+}

@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	testToken   = "dop_v1_e2e-token"
+	tokenSecret = "do-token"
+)
+
+func TestMain(m *testing.M) {
+	ours, err := crds.Objects()
+	if err != nil {
+		panic(err)
+	}
+	testenv.Main(m, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...)})
+}
+
+// world is one test's namespace, fake DigitalOcean and running controller.
+type world struct {
+	t        *testing.T
+	ns       string
+	do       *fake.Server
+	hf       *gargantuasim.Clients
+	droplets provcontrollers.DropletClient
+	keys     provcontrollers.KeyClient
+	kube     kubernetes.Interface
+}
+
+type worldOptions struct {
+	activeResync time.Duration
+	fake         fake.Options
+}
+
+func newWorld(t *testing.T, o worldOptions) *world {
+	t.Helper()
+	env := testenv.Require(t)
+	w := &world{t: t, ns: env.NewNamespace(t)}
+
+	if o.fake.BootDelay == 0 {
+		o.fake.BootDelay = 300 * time.Millisecond
+	}
+	w.do = fake.New(o.fake)
+	if err := w.do.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.do.Close)
+	w.do.AddAccount(testToken, fake.AccountOptions{DropletLimit: 100})
+
+	var err error
+	if w.hf, err = gargantuasim.NewClients(env.Config()); err != nil {
+		t.Fatal(err)
+	}
+	prov, err := provisioning.NewFactoryFromConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.droplets = prov.Provisioning().V1alpha1().Droplet()
+	w.keys = prov.Provisioning().V1alpha1().Key()
+	if w.kube, err = kubernetes.NewForConfig(env.Config()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, tokenSecret, testToken)); err != nil {
+		t.Fatal(err)
+	}
+
+	if o.activeResync == 0 {
+		o.activeResync = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, app.Options{
+			Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
+			BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, Ready: ready,
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("controller exited before ready: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("controller not ready after 30s")
+	}
+	return w
+}
+
+// standardEnv is a valid Environment with two templates.
+func (w *world) standardEnv(name string) *hfv1.Environment {
+	w.t.Helper()
+	for _, tmpl := range []*hfv1.VirtualMachineTemplate{
+		gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil),
+		gargantuasim.Template(w.ns, "debian", "debian-12-x64", map[string]string{"size": "s-1vcpu-512mb-10gb"}),
+	} {
+		if _, err := w.hf.Templates.Create(tmpl); err != nil && !apierrors.IsAlreadyExists(err) {
+			w.t.Fatal(err)
+		}
+	}
+	return w.createEnv(gargantuasim.Environment(w.ns, name,
+		map[string]string{"region": "nyc1", "token-secret": tokenSecret, "user_data": "#cloud-config\n"},
+		map[string]map[string]string{
+			"ubuntu": {"size": "s-1vcpu-1gb"},
+			"debian": {"image": "debian-12-x64", "user_data": "#cloud-config\nhostname: debian\n"},
+		}))
+}
+
+func (w *world) createEnv(env *hfv1.Environment) *hfv1.Environment {
+	w.t.Helper()
+	created, err := w.hf.Envs.Create(env)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return created
+}
+
+func (w *world) createVM(name string, env *hfv1.Environment, template string) *hfv1.VirtualMachine {
+	w.t.Helper()
+	vm, err := w.hf.CreateVM(w.ns, name, env, template, "digitalocean")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return vm
+}
+
+func (w *world) vm(name string) *hfv1.VirtualMachine {
+	w.t.Helper()
+	vm, err := w.hf.VMs.Get(w.ns, name, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return vm
+}
+
+// eventually polls cond until it returns "" (done) or timeout, failing with its last word.
+func (w *world) eventually(timeout time.Duration, what string, cond func() string) {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = cond(); last == "" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	w.t.Fatalf("%s: not done after %v: %s", what, timeout, last)
+}
+
+func (w *world) waitRunning(names ...string) {
+	w.t.Helper()
+	w.eventually(60*time.Second, "VMs running", func() string {
+		for _, n := range names {
+			vm := w.vm(n)
+			if vm.Status.Status != hfv1.VmStatusRunning || vm.Status.PublicIP == "" {
+				return fmt.Sprintf("%s is %q (ip %q)", n, vm.Status.Status, vm.Status.PublicIP)
+			}
+		}
+		return ""
+	})
+}
+
+func (w *world) droplet(name string) *v1alpha1.Droplet {
+	w.t.Helper()
+	d, err := w.droplets.Get(w.ns, name, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return d
+}
+
+// vmEvents returns "Reason: message" lines of the Events on a VM.
+func (w *world) vmEvents(name string) []string {
+	w.t.Helper()
+	list, err := w.kube.CoreV1().Events(w.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "VirtualMachine" && e.InvolvedObject.Name == name {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}
+
+func hasEvent(events []string, substr string) bool {
+	for _, e := range events {
+		if strings.Contains(e, substr) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+// Package gargantuasim does what Gargantua does to a VirtualMachine of a
+// third-party provisioner, for tests and the playground.
+package gargantuasim
+
+import (
+	"fmt"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+// Clients are the typed clients a simulated Gargantua uses. They are never
+// started: only their API calls are used.
+type Clients struct {
+	VMs       hfcontrollers.VirtualMachineClient
+	Envs      hfcontrollers.EnvironmentClient
+	Templates hfcontrollers.VirtualMachineTemplateClient
+	Secrets   corecontrollers.SecretClient
+}
+
+// NewClients builds clients for cfg.
+func NewClients(cfg *rest.Config) (*Clients, error) {
+	hf, err := hobbyfarm.NewFactoryFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := core.NewFactoryFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	v1 := hf.Hobbyfarm().V1()
+	return &Clients{VMs: v1.VirtualMachine(), Envs: v1.Environment(), Templates: v1.VirtualMachineTemplate(), Secrets: c.Core().V1().Secret()}, nil
+}
+
+// Environment is a DigitalOcean Environment as an operator writes it.
+func Environment(namespace, name string, specifics map[string]string, mapping map[string]map[string]string) *hfv1.Environment {
+	return &hfv1.Environment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+			Annotations: map[string]string{"hobbyfarm.io/provisioner": "digitalocean"}},
+		Spec: hfv1.EnvironmentSpec{
+			DisplayName:          name,
+			Provider:             "digitalocean",
+			EnvironmentSpecifics: specifics,
+			TemplateMapping:      mapping,
+		},
+	}
+}
+
+// Template is a VirtualMachineTemplate.
+func Template(namespace, name, image string, configMap map[string]string) *hfv1.VirtualMachineTemplate {
+	return &hfv1.VirtualMachineTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       hfv1.VirtualMachineTemplateSpec{Name: name, Image: image, ConfigMap: configMap},
+	}
+}
+
+// TokenSecret holds a DigitalOcean token under key "token".
+func TokenSecret(namespace, name, token string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Data:       map[string][]byte{"token": []byte(token)},
+	}
+}
+
+// CreateVM creates a VM the way Gargantua's vmclaim controller does: create
+// it, then write its status with the resourceVersion the create returned. An
+// error from the second write is what would taint a user's session.
+func (c *Clients) CreateVM(namespace, name string, env *hfv1.Environment, template string, provisioner string) (*hfv1.VirtualMachine, error) {
+	vm := &hfv1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: namespace,
+			Labels: map[string]string{
+				"dynamic":                             "true",
+				"vmc":                                 "vmc-" + name,
+				"bound":                               "true",
+				"ready":                               "false",
+				"hobbyfarm.io/environment":            env.Name,
+				"hobbyfarm.io/virtualmachinetemplate": template,
+			},
+		},
+		Spec: hfv1.VirtualMachineSpec{
+			VirtualMachineTemplateId: template,
+			Protocol:                 "ssh",
+			VirtualMachineClaimId:    "vmc-" + name,
+			UserId:                   "user-1",
+			SecretName:               "",
+			Provision:                provisioner == "",
+		},
+	}
+	if provisioner != "" {
+		vm.Labels["hobbyfarm.io/provisioner"] = provisioner
+	}
+	created, err := c.VMs.Create(vm)
+	if err != nil {
+		return nil, fmt.Errorf("creating VM %s: %w", name, err)
+	}
+	created.Status = hfv1.VirtualMachineStatus{
+		Status:        hfv1.VmStatusRFP,
+		Allocated:     true,
+		Tainted:       false,
+		EnvironmentId: env.Name,
+		WsEndpoint:    env.Spec.WsEndpoint,
+	}
+	updated, err := c.VMs.UpdateStatus(created)
+	if err != nil {
+		return nil, fmt.Errorf("writing status of VM %s with the create's resourceVersion (Gargantua would taint the session): %w", name, err)
+	}
+	return updated, nil
+}
