@@ -57,6 +57,11 @@ func run(args []string, stderr io.Writer) int {
 	defer stop()
 	logrus.WithField("version", Version).WithField("namespace", opts.Namespace).Info("starting")
 	if err := app.Run(ctx, opts); err != nil {
+		var unreachable *app.UnreachableError
+		if errors.As(err, &unreachable) {
+			fmt.Fprintf(stderr, "hf-provisioner-digitalocean: --kubeconfig: %v\n", err)
+			return 2
+		}
 		logrus.Error(err)
 		return 1
 	}

@@ -61,9 +61,27 @@ func (o *Options) defaults() {
 	}
 }
 
+// UnreachableError means the Kubernetes API did not answer at start.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the Kubernetes API at %s: %v", e.Host, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, opts Options) error {
 	opts.defaults()
+	cfg := rest.CopyConfig(opts.Config)
+	if cfg.QPS == 0 {
+		// client-go's default of 5 requests per second throttles a busy namespace.
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	opts.Config = cfg
 	if opts.Namespace == "" {
 		return fmt.Errorf("a namespace is required")
 	}
@@ -72,7 +90,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	if _, err := client.Discovery().ServerVersion(); err != nil {
-		return fmt.Errorf("cannot reach the Kubernetes API at %s: %w", opts.Config.Host, err)
+		return &UnreachableError{Host: opts.Config.Host, Err: err}
 	}
 	if opts.InstallCRDs {
 		if err := crds.Install(ctx, opts.Config); err != nil {

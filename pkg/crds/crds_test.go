@@ -1,0 +1,112 @@
+package crds_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Options{}) }
+
+func TestChartCRDsAreGenerated(t *testing.T) {
+	dir := t.TempDir()
+	if err := crds.WriteYAML(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"droplets.yaml", "keys.yaml"} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("..", "..", "chart", "hf-provisioner-digitalocean", "crds", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("chart crds/%s is stale: run go generate", name)
+		}
+	}
+}
+
+func TestDropletAndKeyRoundTripWithStatus(t *testing.T) {
+	env := testenv.Require(t)
+	objs, err := crds.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := env.InstallCRDs(ctx, objs...); err != nil {
+		t.Fatal(err)
+	}
+	ns := env.NewNamespace(t)
+	prov, err := provisioning.NewFactoryFromConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	droplets := prov.Provisioning().V1alpha1().Droplet()
+	keys := prov.Provisioning().V1alpha1().Key()
+
+	d, err := droplets.Create(&v1alpha1.Droplet{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm-1", Namespace: ns},
+		Spec: v1alpha1.DropletSpec{VirtualMachine: "vm-1", Name: "vm-1", Region: "nyc1", Size: "s-1vcpu-1gb",
+			Image: "ubuntu-22-04-x64", KeyRefs: []string{"vm-1"}, IPv6: true, Tags: []string{"a:b"},
+			TokenSecretRef: v1alpha1.SecretKeyRef{Name: "tok", Key: "token"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.Create(&v1alpha1.Key{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm-1", Namespace: ns},
+		Spec:       v1alpha1.KeySpec{Name: "k", PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: "vm-1-ssh", Key: "public_key"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d.Status.DropletID = 42
+	d.Status.Status = "active"
+	v1alpha1.Ready.True(d)
+	v1alpha1.Ready.Reason(d, "Active")
+	// Status written on the main resource is ignored once the status subresource exists.
+	if _, err := droplets.Update(d.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := droplets.Get(ns, "vm-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.DropletID != 0 {
+		t.Fatalf("status changed through the main resource: %+v", got.Status)
+	}
+	got.Status = d.Status
+	if _, err := droplets.UpdateStatus(got); err != nil {
+		t.Fatal(err)
+	}
+	got, err = droplets.Get(ns, "vm-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.DropletID != 42 || !v1alpha1.Ready.IsTrue(got) || got.Spec.Region != "nyc1" || !got.Spec.IPv6 {
+		t.Errorf("read back %+v", got)
+	}
+
+	k.Status.KeyID = 7
+	k.Status.Fingerprint = "aa:bb"
+	if _, err := keys.UpdateStatus(k); err != nil {
+		t.Fatal(err)
+	}
+	gotKey, err := keys.Get(ns, "vm-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotKey.Status.KeyID != 7 || gotKey.Spec.PublicKeySecretRef.Name != "vm-1-ssh" {
+		t.Errorf("read back %+v", gotKey)
+	}
+}
