@@ -48,8 +48,13 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
 		ids = ids[:0]
+		if id, ok := h.created.Load(vmUID(d)); ok {
+			ids = append(ids, id.(int))
+		}
 		for _, f := range found {
-			ids = append(ids, f.ID)
+			if len(ids) == 0 || f.ID != ids[0] {
+				ids = append(ids, f.ID)
+			}
 		}
 	}
 
@@ -67,6 +72,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.transition(d, v1alpha1.Deleting, true, "Deleting", fmt.Sprintf("waiting for DigitalOcean to delete %d droplet(s)", remaining))
 		return h.wait(orig, d, deletePoll)
 	}
+	h.created.Delete(vmUID(d))
 	log.WithField("droplet", d.Status.DropletID).Info("droplet deleted in DigitalOcean")
 	return d, nil
 }

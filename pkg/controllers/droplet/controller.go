@@ -3,6 +3,7 @@ package droplet
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -41,6 +42,11 @@ type handler struct {
 	secrets  corecontrollers.SecretCache
 	vms      hfcontrollers.VirtualMachineCache
 	recorder record.EventRecorder
+	// created remembers, by VM UID, droplets this process created. The cache
+	// may still show a Droplet without its ID after the status write, and
+	// DigitalOcean's tag listing can lag behind a create: either alone could
+	// lead to a second droplet.
+	created sync.Map
 }
 
 // Register wires the Droplet handlers.

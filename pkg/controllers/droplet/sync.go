@@ -93,7 +93,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if uid == "" {
 		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
 	}
-	existing, err := findByTag(ctx, client, digitalocean.VMTag(uid))
+	existing, err := h.findExisting(ctx, client, uid)
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil
 	}
@@ -108,10 +108,29 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil
 	}
+	h.created.Store(uid, created.ID)
 	log.WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
 	h.transition(d, v1alpha1.Created, true, "Created", fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
+}
+
+// findExisting returns the VM's droplet if this process created it or
+// DigitalOcean lists it under the VM's tag.
+func (h *handler) findExisting(ctx context.Context, client *godo.Client, uid string) (*godo.Droplet, error) {
+	if id, ok := h.created.Load(uid); ok {
+		d, _, err := client.Droplets.Get(ctx, id.(int))
+		if err == nil {
+			return d, nil
+		}
+		if !digitalocean.IsNotFound(err) {
+			return nil, err
+		}
+		// Not visible yet right after the create: adopt it by ID all the same,
+		// since creating again is how duplicates happen.
+		return &godo.Droplet{ID: id.(int), Status: "new"}, nil
+	}
+	return findByTag(ctx, client, digitalocean.VMTag(uid))
 }
 
 // refresh re-reads the droplet and schedules the next read.

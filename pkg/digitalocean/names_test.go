@@ -1,0 +1,54 @@
+package digitalocean
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var hostname = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+var tag = regexp.MustCompile(`^[a-zA-Z0-9_\-:]{1,255}$`)
+
+func TestDropletNameIsAValidHostname(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	for _, c := range []struct{ vm, want string }{
+		{"vm-abc123", "vm-abc123"},
+		{long, ""},
+		{long + "b", ""},
+		{"my.vm.name", ""},
+		{"---", ""},
+	} {
+		got := DropletName(c.vm)
+		if !hostname.MatchString(got) {
+			t.Errorf("%q → %q is not a hostname label", c.vm, got)
+		}
+		if c.want != "" && got != c.want {
+			t.Errorf("%q → %q, want %q", c.vm, got, c.want)
+		}
+		if DropletName(c.vm) != got {
+			t.Errorf("%q: not deterministic", c.vm)
+		}
+	}
+	if DropletName(long) == DropletName(long+"b") {
+		t.Error("two long names shortened to the same droplet name")
+	}
+}
+
+func TestDropletTagsAreValidDigitalOceanTags(t *testing.T) {
+	tags := DropletTags(strings.Repeat("i", 300), "hobbyfarm", "my.vm", "0b5c-uid", []string{"extra"})
+	for _, tg := range tags {
+		if !tag.MatchString(tg) {
+			t.Errorf("tag %q is not valid for DigitalOcean", tg)
+		}
+	}
+	if tags[len(tags)-2] != VMTag("0b5c-uid") || tags[len(tags)-1] != "extra" {
+		t.Errorf("tags %v", tags)
+	}
+}
+
+func TestTokenHashHidesTheToken(t *testing.T) {
+	h := TokenHash("dop_v1_secret")
+	if strings.Contains(h, "secret") || len(h) != 12 || h != TokenHash("dop_v1_secret") || h == TokenHash("other") {
+		t.Errorf("TokenHash = %q", h)
+	}
+}
