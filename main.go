@@ -91,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")
 	fs.DurationVar(&opts.BootResync, "boot-resync", 5*time.Second, "how often a booting droplet is re-read")
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", envString("HF_DO_METRICS_ADDR", ":8080"), "address for /metrics, /healthz and /readyz; empty to disable (env HF_DO_METRICS_ADDR)")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return opts, s, err

@@ -73,7 +73,7 @@ current-context: c
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cmd := controllerCommand(t, "--namespace", "hf", "--kubeconfig", kubeconfig)
+	cmd := controllerCommand(t, "--namespace", "hf", "--kubeconfig", kubeconfig, "--metrics-addr", "")
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() == 0 {
@@ -87,7 +87,7 @@ current-context: c
 func TestStartsReadyAndStopsOnSIGTERM(t *testing.T) {
 	env := testenv.Require(t)
 	ns := env.NewNamespace(t)
-	cmd := controllerCommand(t, "--namespace", ns, "--kubeconfig", env.KubeconfigPath, "--do-api-url", "http://127.0.0.1:1/")
+	cmd := controllerCommand(t, "--namespace", ns, "--kubeconfig", env.KubeconfigPath, "--do-api-url", "http://127.0.0.1:1/", "--metrics-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/apply"
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
 	"github.com/rancher/wrangler/v3/pkg/leader"
@@ -39,6 +40,8 @@ type Options struct {
 	LeaseName      string
 	BootResync     time.Duration
 	ActiveResync   time.Duration
+	// MetricsAddr serves /metrics, /healthz and /readyz; empty for none.
+	MetricsAddr string
 	// Ready, if set, is closed once caches are synced and handlers run.
 	Ready chan<- struct{}
 }
@@ -97,12 +100,25 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("installing CRDs: %w", err)
 		}
 	}
+	readiness := &metrics.Readiness{}
+	if opts.LeaderElect {
+		// A standby replica is ready while some leader holds the lease.
+		readiness.Check = leaseHeld(client, opts.Namespace, opts.LeaseName)
+	}
+	if opts.MetricsAddr != "" {
+		addr, err := metrics.Serve(ctx, opts.MetricsAddr, readiness)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		logrus.WithField("addr", addr).Info("serving /metrics, /healthz and /readyz")
+	}
 	if !opts.LeaderElect {
-		return runControllers(ctx, opts, client)
+		return runControllers(ctx, opts, client, readiness)
 	}
 	errs := make(chan error, 1)
 	go leader.RunOrDie(ctx, opts.Namespace, opts.LeaseName, client, func(ctx context.Context) {
-		if err := runControllers(ctx, opts, client); err != nil {
+		logrus.WithField("lease", opts.LeaseName).Info("elected leader")
+		if err := runControllers(ctx, opts, client, readiness); err != nil {
 			errs <- err
 		}
 	})
@@ -114,7 +130,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 }
 
-func runControllers(ctx context.Context, opts Options, client kubernetes.Interface) error {
+func runControllers(ctx context.Context, opts Options, client kubernetes.Interface, readiness *metrics.Readiness) error {
 	factoryOpts := &hobbyfarm.FactoryOptions{Namespace: opts.Namespace}
 	hf, err := hobbyfarm.NewFactoryFromConfigWithOptions(opts.Config, factoryOpts)
 	if err != nil {
@@ -148,9 +164,12 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		clients, droplets, keys, secrets, vms.Cache(), recorder)
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 
+	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
+
 	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
 		return err
 	}
+	readiness.SetReady()
 	logrus.WithField("namespace", opts.Namespace).Info("controller ready: caches synced, handlers running")
 	if opts.Ready != nil {
 		close(opts.Ready)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"golang.org/x/oauth2"
 )
 
@@ -50,8 +51,9 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 	if client, ok := c.byToken[key]; ok {
 		return client, nil
 	}
+	counted := &http.Client{Timeout: CallTimeout, Transport: &countingTransport{next: http.DefaultTransport, tokenHash: key}}
 	httpClient := oauth2.NewClient(
-		context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Timeout: CallTimeout}),
+		context.WithValue(context.Background(), oauth2.HTTPClient, counted),
 		oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
 	)
 	client, err := godo.New(httpClient, godo.SetBaseURL(c.baseURL), godo.SetUserAgent("hf-provisioner-digitalocean"))
@@ -66,4 +68,20 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 func TokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// countingTransport records every DigitalOcean response in the metrics.
+type countingTransport struct {
+	next      http.RoundTripper
+	tokenHash string
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	status, remaining := 0, ""
+	if resp != nil {
+		status, remaining = resp.StatusCode, resp.Header.Get("ratelimit-remaining")
+	}
+	metrics.ObserveResponse(req.Method, req.URL.Path, status, t.tokenHash, remaining)
+	return resp, err
 }

@@ -48,6 +48,8 @@ type world struct {
 type worldOptions struct {
 	activeResync time.Duration
 	fake         fake.Options
+	// metricsAddr serves the controller's /metrics when set.
+	metricsAddr string
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -91,7 +93,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	go func() {
 		done <- app.Run(ctx, app.Options{
 			Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
-			BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, Ready: ready,
+			BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, Ready: ready, MetricsAddr: o.metricsAddr,
 		})
 	}()
 	t.Cleanup(func() {

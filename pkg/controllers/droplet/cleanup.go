@@ -8,6 +8,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
 )
@@ -73,6 +74,9 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		return h.wait(orig, d, deletePoll)
 	}
 	h.created.Delete(vmUID(d))
+	if d.DeletionTimestamp != nil {
+		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())
+	}
 	log.WithField("droplet", d.Status.DropletID).Info("droplet deleted in DigitalOcean")
 	return d, nil
 }

@@ -9,6 +9,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -191,6 +192,7 @@ func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, strin
 // failDO records a DigitalOcean error on cond and says when to look again.
 func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) time.Duration {
 	f := digitalocean.Classify(err)
+	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", f.Reason).Warn(f.Message)
 	h.transition(d, cond, false, f.Reason, f.Message)
 	return f.RetryAfter
@@ -198,6 +200,7 @@ func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) ti
 
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
 func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) error {
+	metrics.ReconcileErrors.WithLabelValues("Droplet", reason).Inc()
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
 	return nil

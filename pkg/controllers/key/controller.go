@@ -14,6 +14,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -192,6 +193,7 @@ func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.
 
 func (h *handler) failDO(k *v1alpha1.Key, err error) time.Duration {
 	f := digitalocean.Classify(err)
+	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
 	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(f.Message)
 	h.transition(k, v1alpha1.Created, false, f.Reason, f.Message)
 	return f.RetryAfter

@@ -2,11 +2,13 @@ package virtualmachine
 
 import (
 	"encoding/json"
+	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -105,6 +107,7 @@ func (h *handler) announce(vm *hfv1.VirtualMachine, status map[string]interface{
 		h.recorder.Event(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet created")
 	case hfv1.VmStatusRunning:
 		log.WithField("public_ip", status["public_ip"]).Info("VM running")
+		metrics.ProvisioningSeconds.Observe(time.Since(vm.CreationTimestamp.Time).Seconds())
 		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet is active at %v", status["public_ip"])
 	}
 }
