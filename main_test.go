@@ -17,8 +17,18 @@ import (
 // runMainEnv makes the test binary act as the controller binary when set.
 const runMainEnv = "HF_DO_TEST_RUN_MAIN"
 
+// replicaHostnameEnv names the hostname of a replica started in its own UTS namespace.
+const replicaHostnameEnv = "HF_DO_TEST_HOSTNAME"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
+		// Replicas of one test run in their own UTS namespaces; wrangler's
+		// leader election tells replicas apart by hostname, as pods differ.
+		if name := os.Getenv(replicaHostnameEnv); name != "" {
+			if err := syscall.Sethostname([]byte(name)); err != nil {
+				panic(err)
+			}
+		}
 		os.Exit(run(os.Args[1:], os.Stderr))
 	}
 	// The binary installs our CRDs itself; Gargantua's are Gargantua's to install.
