@@ -1,0 +1,200 @@
+package playground
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// playground is one run's state; teardown undoes whatever of it exists.
+type playground struct {
+	opts Options
+	out  io.Writer
+
+	dir, logPath string
+	logFile      *os.File
+	prevLogOut   io.Writer
+
+	env      *testenv.Env
+	do       *fake.Server
+	hf       *gargantuasim.Clients
+	droplets provcontrollers.DropletClient
+	hfEnv    *hfv1.Environment
+
+	stopController context.CancelFunc
+	controllerDone chan struct{} // closed when app.Run returned
+	controllerErr  error         // valid once controllerDone is closed
+}
+
+func (p *playground) makeDir() error {
+	dir, err := os.MkdirTemp(p.opts.BaseDir, "hf-playground-")
+	if err != nil {
+		return err
+	}
+	p.dir, p.opts.Result.Dir = dir, dir
+	fmt.Fprintf(p.out, "temp dir %s\n", dir)
+	return nil
+}
+
+// start brings up the control plane, the fake, the HobbyFarm objects and the controller.
+func (p *playground) start(ctx context.Context) error {
+	ours, err := crds.Objects()
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	p.env, err = testenv.Start(ctx, testenv.Options{
+		CRDs: append(testenv.HobbyFarmCRDs(), ours...), BaseDir: p.dir, KeepDir: p.opts.Keep,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.out, "control plane up (etcd, kube-apiserver, kube-controller-manager) in %.1fs\n", time.Since(began).Seconds())
+
+	p.do = fake.New(fake.Options{SSH: true, BootDelay: p.opts.BootDelay})
+	if err := p.do.Start(); err != nil {
+		return err
+	}
+	p.do.AddAccount(Token, fake.AccountOptions{})
+	fmt.Fprintf(p.out, "fake DigitalOcean API at %s (token %s, boot delay %v)\n", p.do.URL(), Token, p.opts.BootDelay)
+
+	if err := p.createObjects(); err != nil {
+		return err
+	}
+	return p.startController(ctx)
+}
+
+// createObjects writes what an operator sets up before any VM exists.
+func (p *playground) createObjects() error {
+	cfg := p.env.Config()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace: %w", err)
+	}
+	if p.hf, err = gargantuasim.NewClients(cfg); err != nil {
+		return err
+	}
+	prov, err := provisioning.NewFactoryFromConfig(cfg)
+	if err != nil {
+		return err
+	}
+	p.droplets = prov.Provisioning().V1alpha1().Droplet()
+
+	if _, err := p.hf.Secrets.Create(gargantuasim.TokenSecret(Namespace, TokenSecret, Token)); err != nil {
+		return fmt.Errorf("creating token secret: %w", err)
+	}
+	if _, err := p.hf.Templates.Create(gargantuasim.Template(Namespace, TemplateName, Image, nil)); err != nil {
+		return fmt.Errorf("creating template: %w", err)
+	}
+	env := gargantuasim.Environment(Namespace, EnvName,
+		map[string]string{"region": Region, "token-secret": TokenSecret},
+		map[string]map[string]string{TemplateName: {"size": Size, "image": Image}})
+	if p.hfEnv, err = p.hf.Envs.Create(env); err != nil {
+		return fmt.Errorf("creating environment: %w", err)
+	}
+	fmt.Fprintf(p.out, "namespace %s: secret %s, template %s, environment %s\n", Namespace, TokenSecret, TemplateName, EnvName)
+	return nil
+}
+
+// startController runs the controller in-process. Its context is not ctx:
+// it must outlive Ctrl-C to delete the droplets. Its logs go to a file so the
+// terminal shows only the playground's progress.
+func (p *playground) startController(ctx context.Context) error {
+	p.logPath = filepath.Join(p.dir, "controller.log")
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	p.logFile, p.prevLogOut = f, logrus.StandardLogger().Out
+	logrus.SetOutput(f)
+
+	ctrlCtx, cancel := context.WithCancel(context.Background())
+	p.stopController, p.controllerDone = cancel, make(chan struct{})
+	ready := make(chan struct{})
+	go func() {
+		defer close(p.controllerDone)
+		p.controllerErr = app.Run(ctrlCtx, app.Options{
+			Config: p.env.Config(), Namespace: Namespace, APIURL: p.do.URL(), InstallCRDs: false,
+			BootResync: time.Second, ActiveResync: 10 * time.Second, Ready: ready,
+		})
+	}()
+	select {
+	case <-ready:
+		fmt.Fprintf(p.out, "controller running (log: %s)\n", p.logPath)
+		return nil
+	case <-p.controllerDone:
+		return fmt.Errorf("controller exited before ready: %v (log: %s)", p.controllerErr, p.logPath)
+	case <-time.After(controllerReadyTimeout):
+		return fmt.Errorf("controller not ready after %v (log: %s)", controllerReadyTimeout, p.logPath)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// controllerExited reports the controller's error if it stopped on its own.
+func (p *playground) controllerExited() error {
+	select {
+	case <-p.controllerDone:
+		return fmt.Errorf("controller exited: %v (log: %s)", p.controllerErr, p.logPath)
+	default:
+		return nil
+	}
+}
+
+// teardown stops dependents first (controller, then the fake, then the
+// control plane). After a failure the temp dir stays for its logs.
+func (p *playground) teardown(failed bool) error {
+	var errs []error
+	if p.stopController != nil {
+		p.stopController()
+		select {
+		case <-p.controllerDone:
+			errs = append(errs, p.controllerErr)
+		case <-time.After(10 * time.Second):
+			errs = append(errs, errors.New("controller did not stop within 10s"))
+		}
+		fmt.Fprintln(p.out, "controller stopped")
+	}
+	if p.do != nil {
+		p.do.Close()
+		fmt.Fprintln(p.out, "fake DigitalOcean stopped")
+	}
+	if p.env != nil {
+		errs = append(errs, p.env.Stop())
+		fmt.Fprintln(p.out, "control plane stopped")
+	}
+	// Last, because wrangler's workers still log a while after app.Run returned.
+	if p.logFile != nil {
+		logrus.SetOutput(p.prevLogOut)
+		errs = append(errs, p.logFile.Close())
+	}
+	switch {
+	case p.opts.Keep || failed:
+		fmt.Fprintf(p.out, "kept %s\n", p.dir)
+	case p.dir != "":
+		errs = append(errs, os.RemoveAll(p.dir))
+		fmt.Fprintf(p.out, "removed %s\n", p.dir)
+	}
+	return errors.Join(errs...)
+}
