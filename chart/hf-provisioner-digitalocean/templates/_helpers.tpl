@@ -1,0 +1,86 @@
+{{/*
+Chart name, overridable with nameOverride.
+*/}}
+{{- define "hf-provisioner-digitalocean.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Full name of the release's objects. All objects live in .Release.Namespace, so
+releases in different namespaces never collide even with the same name.
+*/}}
+{{- define "hf-provisioner-digitalocean.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Name of the metrics Service (kept under 63 characters).
+*/}}
+{{- define "hf-provisioner-digitalocean.metricsName" -}}
+{{- printf "%s-metrics" (include "hf-provisioner-digitalocean.fullname" . | trunc 55 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/*
+chart label value.
+*/}}
+{{- define "hf-provisioner-digitalocean.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Labels that select the controller pods. Never change them: a Deployment's selector is immutable.
+*/}}
+{{- define "hf-provisioner-digitalocean.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "hf-provisioner-digitalocean.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+Labels on every object.
+*/}}
+{{- define "hf-provisioner-digitalocean.labels" -}}
+helm.sh/chart: {{ include "hf-provisioner-digitalocean.chart" . }}
+{{ include "hf-provisioner-digitalocean.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: controller
+app.kubernetes.io/part-of: hobbyfarm
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/*
+Controller image reference; the tag defaults to the chart's appVersion.
+*/}}
+{{- define "hf-provisioner-digitalocean.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/*
+Whether the container listens on metrics.port (for metrics, probes or both).
+*/}}
+{{- define "hf-provisioner-digitalocean.listens" -}}
+{{- if or .Values.metrics.enabled .Values.probes.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Combinations of values that the schema cannot express; fails rendering with a clear message.
+*/}}
+{{- define "hf-provisioner-digitalocean.validate" -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicas > 1 needs leaderElection.enabled=true: without a leader, the replicas would provision every VM several times" -}}
+{{- end -}}
+{{- if eq .Values.leaderElection.leaseName "controller-manager" -}}
+{{- fail "leaderElection.leaseName must not be controller-manager: that is Gargantua's own leader-election Lease" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled=true needs metrics.enabled=true" -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,54 @@
+package chart
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// buildController builds the controller binary into the test's temp dir.
+func buildController(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hf-provisioner-digitalocean")
+	cmd := exec.Command(goBin(), "build", "-o", bin, "github.com/hobbyfarm/hf-provisioner-digitalocean")
+	cmd.Env = append(filteredEnv("CGO_ENABLED="), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestControllerAcceptsChartArgs runs the controller binary with exactly the args the
+// chart renders, plus --version (which exits after parsing): an unknown or malformed
+// flag makes it exit 2.
+func TestControllerAcceptsChartArgs(t *testing.T) {
+	bin := buildController(t)
+	for name, args := range map[string][]string{
+		"defaults": nil,
+		"all values": {
+			"-f", testdata(t, "all-values.yaml"),
+			"--set-json", "extraArgs=[]", // the file's extra flag is a made-up one
+		},
+		"metrics only":       {"--set", "metrics.enabled=true"},
+		"probes only":        {"--set", "probes.enabled=true"},
+		"no leader election": {"--set", "leaderElection.enabled=false,digitalocean.apiURL=http://127.0.0.1:1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var d appsv1.Deployment
+			only(t, render(t, release, "team-a", args...), "Deployment").into(t, &d)
+			chartArgs := controller(t, &d).Args
+			out, err := exec.Command(bin, append(slices.Clone(chartArgs), "--version")...).CombinedOutput()
+			if err != nil {
+				first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+				t.Fatalf("controller rejects the chart's args %q: %v: %s", chartArgs, err, first)
+			}
+			if !strings.Contains(string(out), "hf-provisioner-digitalocean") {
+				t.Errorf("--version printed %q", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,170 @@
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestControllerRunsWithTheChartsPermissions runs the real controller binary with the
+// chart's args, authenticated as the chart's ServiceAccount, against the test
+// apiserver: it must elect itself, sync every cache (list/watch on all it reads and
+// applies) and turn ready, with no Forbidden error in its log.
+func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := t.Context()
+	ns := env.NewNamespace(t)
+	port := freePort(t)
+
+	ms := render(t, release, ns, "--set", fmt.Sprintf("metrics.enabled=true,probes.enabled=true,metrics.port=%d", port))
+	newApplier(t, env.Config()).apply(ctx, t, ms, false)
+	var d appsv1.Deployment
+	only(t, ms, "Deployment").into(t, &d)
+	c := controller(t, &d)
+
+	saCfg, err := env.ServiceAccountConfig(ctx, ns, d.Spec.Template.Spec.ServiceAccountName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := writeTokenKubeconfig(t, saCfg)
+
+	bin := buildController(t)
+	// The chart's args, then what a pod gets from its environment instead: the
+	// apiserver, and loopback only for the endpoints (the last flag wins).
+	args := append(slices.Clone(c.Args),
+		"--kubeconfig="+kubeconfig,
+		"--do-api-url=http://127.0.0.1:1", // never called: there are no VMs
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", port),
+	)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_")
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("controller log:\n%s", logs.String())
+		}
+	})
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("controller exited before it was ready: %v\n%s", err, logs.String())
+		default:
+		}
+		if code := get(client, base+d.Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Path); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("controller not ready after 60 s (caches not synced?)")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := get(client, base+c.LivenessProbe.HTTPGet.Path); code != http.StatusOK {
+		t.Errorf("%s: %d, want 200", c.LivenessProbe.HTTPGet.Path, code)
+	}
+	if code := get(client, base+"/metrics"); code != http.StatusOK {
+		t.Errorf("/metrics: %d, want 200", code)
+	}
+
+	admin, err := kubernetes.NewForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := admin.CoordinationV1().Leases(ns).Get(ctx, "hf-provisioner-digitalocean", metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("leader Lease: %v", err)
+	} else if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		t.Errorf("leader Lease has no holder: %+v", lease.Spec)
+	}
+
+	// Give watches a moment to report errors that a synced cache would not show.
+	time.Sleep(time.Second)
+	if log := logs.String(); strings.Contains(strings.ToLower(log), "forbidden") {
+		t.Errorf("controller hit a Forbidden error with the chart's Role:\n%s", log)
+	}
+}
+
+func get(client *http.Client, url string) int {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// writeTokenKubeconfig writes a kubeconfig for a bearer-token rest.Config.
+func writeTokenKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "sa"}
+	kc.CurrentContext = "test"
+	path := filepath.Join(t.TempDir(), "sa.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

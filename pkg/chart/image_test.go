@@ -1,0 +1,35 @@
+package chart
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImageBuildsAndRunsAsNonRoot needs a Docker engine; machines without one
+// skip it and say so.
+func TestImageBuildsAndRunsAsNonRoot(t *testing.T) {
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		t.Skip("no Docker engine on this machine: image build skipped (docker info: " + err.Error() + ")")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := "hf-provisioner-digitalocean:test"
+	if out, err := exec.Command("docker", "build", "--build-arg", "VERSION=test", "-t", tag, root).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	user, err := exec.Command("docker", "image", "inspect", "-f", "{{.Config.User}}", tag).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := strings.TrimSpace(string(user)); u == "" || strings.HasPrefix(u, "0") || u == "root" {
+		t.Errorf("image user %q, want non-root", u)
+	}
+	out, err := exec.Command("docker", "run", "--rm", tag, "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test") {
+		t.Errorf("docker run --version: %v %s", err, out)
+	}
+}

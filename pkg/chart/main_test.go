@@ -1,0 +1,18 @@
+package chart
+
+import (
+	"testing"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+)
+
+// TestMain starts one control plane for the integration tests, with HobbyFarm's
+// CRDs and ours (as the chart's crds/ folder would install them).
+func TestMain(m *testing.M) {
+	ours, err := crds.Objects()
+	if err != nil {
+		panic(err)
+	}
+	testenv.Main(m, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...)})
+}

@@ -1,0 +1,117 @@
+package chart
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// grant is one permission: a verb on a resource (with subresource) of an API group.
+type grant struct{ Group, Resource, Verb string }
+
+func (g grant) String() string {
+	group := g.Group
+	if group == "" {
+		group = "core"
+	}
+	return group + "/" + g.Resource + ":" + g.Verb
+}
+
+func grants(group string, resources []string, verbs ...string) []grant {
+	var gs []grant
+	for _, r := range resources {
+		for _, v := range verbs {
+			gs = append(gs, grant{group, r, v})
+		}
+	}
+	return gs
+}
+
+var crud = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// wantGrants is everything the controller may do in its namespace, and nothing more.
+func wantGrants() []grant {
+	var gs []grant
+	add := func(more []grant) { gs = append(gs, more...) }
+	add(grants("hobbyfarm.io", []string{"virtualmachines"}, "get", "list", "watch", "update", "patch"))
+	add(grants("hobbyfarm.io", []string{"virtualmachines/status"}, "get", "update", "patch"))
+	add(grants("hobbyfarm.io", []string{"environments", "virtualmachinetemplates"}, "get", "list", "watch"))
+	add(grants("", []string{"secrets"}, crud...))
+	add(grants("provisioning.hobbyfarm.io", []string{"droplets", "keys"}, crud...))
+	add(grants("provisioning.hobbyfarm.io", []string{"droplets/status", "keys/status"}, "get", "update", "patch"))
+	add(grants("provisioning.hobbyfarm.io", []string{"droplets/finalizers", "keys/finalizers"}, "update"))
+	add(grants("", []string{"events"}, "create", "patch"))
+	add(grants("events.k8s.io", []string{"events"}, "create", "patch"))
+	add(grants("coordination.k8s.io", []string{"leases"}, crud...))
+	return gs
+}
+
+// roleGrants flattens a Role's rules, failing on anything not expressible as plain
+// grants (wildcards, resourceNames, nonResourceURLs), which would widen them.
+func roleGrants(t *testing.T, role *rbacv1.Role) map[grant]bool {
+	t.Helper()
+	out := map[grant]bool{}
+	for i, r := range role.Rules {
+		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+			t.Errorf("rule %d: resourceNames/nonResourceURLs are not expected: %+v", i, r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if g == "*" || res == "*" || v == "*" || strings.Contains(res, "*") {
+						t.Errorf("rule %d: wildcard in %+v", i, r)
+					}
+					out[grant{g, res, v}] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestRoleGrantsExactlyWhatTheControllerNeeds(t *testing.T) {
+	for name, args := range map[string][]string{
+		"defaults":   nil,
+		"all values": {"-f", testdata(t, "all-values.yaml")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ms := render(t, "hf-provisioner-digitalocean", "team-a", args...)
+			var role rbacv1.Role
+			only(t, ms, "Role").into(t, &role)
+			got := roleGrants(t, &role)
+			want := map[grant]bool{}
+			for _, g := range wantGrants() {
+				want[g] = true
+			}
+			var missing, extra []string
+			for g := range want {
+				if !got[g] {
+					missing = append(missing, g.String())
+				}
+			}
+			for g := range got {
+				if !want[g] {
+					extra = append(extra, g.String())
+				}
+			}
+			sort.Strings(missing)
+			sort.Strings(extra)
+			if len(missing) > 0 || len(extra) > 0 {
+				t.Errorf("Role rules differ:\nmissing: %v\nextra:   %v", missing, extra)
+			}
+
+			var rb rbacv1.RoleBinding
+			only(t, ms, "RoleBinding").into(t, &rb)
+			sa := only(t, ms, "ServiceAccount").Obj
+			if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name || rb.RoleRef.APIGroup != rbacv1.GroupName {
+				t.Errorf("RoleBinding roleRef = %+v, want the chart's Role %q", rb.RoleRef, role.Name)
+			}
+			wantSubject := rbacv1.Subject{Kind: "ServiceAccount", Name: sa.GetName(), Namespace: "team-a"}
+			if len(rb.Subjects) != 1 || rb.Subjects[0] != wantSubject {
+				t.Errorf("RoleBinding subjects = %+v, want only %+v", rb.Subjects, wantSubject)
+			}
+		})
+	}
+}
