@@ -1,13 +1,13 @@
 package chart
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app/apptest"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
@@ -55,27 +55,9 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		// As the chart runs it: CRDs come from the chart, not the binary.
-		done <- app.Run(runCtx, app.Options{Config: saCfg, Namespace: ns, APIURL: do.URL(),
-			InstallCRDs: false, BootResync: 200 * time.Millisecond, Ready: ready})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("controller exited: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("controller not ready")
-	}
+	// As the chart runs it: CRDs come from the chart, not the binary.
+	apptest.Start(t, app.Options{Config: saCfg, Namespace: ns, APIURL: do.URL(),
+		InstallCRDs: false, BootResync: 200 * time.Millisecond})
 
 	names := []string{"rbac-1", "rbac-2"}
 	for _, n := range names {

@@ -10,6 +10,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app/apptest"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -87,28 +88,10 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.activeResync == 0 {
 		o.activeResync = 30 * time.Second
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, app.Options{
-			Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
-			BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, Ready: ready, MetricsAddr: o.metricsAddr,
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
+	apptest.Start(t, app.Options{
+		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
+		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("controller exited before ready: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("controller not ready after 30s")
-	}
 	return w
 }
 
