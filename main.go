@@ -91,6 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")
 	fs.DurationVar(&opts.BootResync, "boot-resync", 5*time.Second, "how often a booting droplet is re-read")
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
+	fs.DurationVar(&opts.SweepInterval, "sweep-interval", 10*time.Minute, "how often droplets and keys whose VM is gone are looked for")
+	fs.DurationVar(&opts.OrphanGrace, "orphan-grace", 10*time.Minute, "how old an orphaned droplet or key must be before it is deleted")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", envString("HF_DO_METRICS_ADDR", ":8080"), "address for /metrics, /healthz and /readyz; empty to disable (env HF_DO_METRICS_ADDR)")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -40,6 +41,10 @@ type Options struct {
 	LeaseName      string
 	BootResync     time.Duration
 	ActiveResync   time.Duration
+	// SweepInterval is how often orphaned droplets and keys are looked for.
+	SweepInterval time.Duration
+	// OrphanGrace is how old an orphan must be before the sweep deletes it.
+	OrphanGrace time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz; empty for none.
 	MetricsAddr string
 	// Ready, if set, is closed once caches are synced and handlers run.
@@ -61,6 +66,12 @@ func (o *Options) defaults() {
 	}
 	if o.ActiveResync <= 0 {
 		o.ActiveResync = time.Minute
+	}
+	if o.SweepInterval <= 0 {
+		o.SweepInterval = 10 * time.Minute
+	}
+	if o.OrphanGrace <= 0 {
+		o.OrphanGrace = 10 * time.Minute
 	}
 }
 
@@ -165,11 +176,16 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
+	synced := make(chan struct{})
+	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
+		Interval: opts.SweepInterval, Grace: opts.OrphanGrace},
+		clients, vms.Cache(), envs.Cache(), droplets.Cache(), keys.Cache(), secrets.Cache(), synced)
 
 	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
 		return err
 	}
 	readiness.SetReady()
+	close(synced)
 	logrus.WithField("namespace", opts.Namespace).Info("controller ready: caches synced, handlers running")
 	if opts.Ready != nil {
 		close(opts.Ready)

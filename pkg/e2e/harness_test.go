@@ -51,6 +51,8 @@ type worldOptions struct {
 	fake         fake.Options
 	// metricsAddr serves the controller's /metrics when set.
 	metricsAddr string
+	// sweepInterval and orphanGrace tune the orphan sweep (defaults: minutes).
+	sweepInterval, orphanGrace time.Duration
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -91,6 +93,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	apptest.Start(t, app.Options{
 		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
+		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
 	})
 	return w
 }

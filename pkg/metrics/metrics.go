@@ -38,6 +38,11 @@ var (
 		Help:    "Seconds from a Droplet's deletion to DigitalOcean confirming the droplet gone.",
 		Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 300},
 	})
+	// OrphansSwept counts droplets and keys deleted because their VM was gone.
+	OrphansSwept = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hf_do_orphans_swept_total",
+		Help: "Droplets and SSH keys deleted by the orphan sweep, by kind.",
+	}, []string{"kind"})
 	// ReconcileErrors counts failed reconciles by condition reason.
 	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hf_do_reconcile_errors_total",
@@ -47,7 +52,7 @@ var (
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		DORequests, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, droplets)
+		DORequests, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, droplets)
 }
 
 var idSegment = regexp.MustCompile(`^([0-9]+|[0-9a-f]{2}(:[0-9a-f]{2})+)$`)

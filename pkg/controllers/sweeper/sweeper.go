@@ -1,0 +1,191 @@
+// Package sweeper deletes droplets and keys this installation made whose VM
+// no longer exists: the last line of defence against droplets that bill forever.
+package sweeper
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/digitalocean/godo"
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Options tune the sweep.
+type Options struct {
+	Namespace      string
+	InstallationID string
+	// Interval between sweeps; the first runs right after start.
+	Interval time.Duration
+	// Grace is how old an orphan must be before it is deleted, so that a
+	// droplet whose VM is still reaching the cache is never touched.
+	Grace time.Duration
+}
+
+type sweeper struct {
+	opts     Options
+	clients  *digitalocean.Clients
+	vms      hfcontrollers.VirtualMachineCache
+	envs     hfcontrollers.EnvironmentCache
+	droplets provcontrollers.DropletCache
+	keys     provcontrollers.KeyCache
+	secrets  corecontrollers.SecretCache
+}
+
+// Register starts sweeping once the caches are synced, until ctx ends.
+func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
+	vms hfcontrollers.VirtualMachineCache, envs hfcontrollers.EnvironmentCache,
+	droplets provcontrollers.DropletCache, keys provcontrollers.KeyCache,
+	secrets corecontrollers.SecretCache, synced <-chan struct{}) {
+	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets, keys: keys, secrets: secrets}
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-synced:
+		}
+		ticker := time.NewTicker(opts.Interval)
+		defer ticker.Stop()
+		for {
+			s.sweep(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+}
+
+func (s *sweeper) sweep(ctx context.Context) {
+	liveVMs := map[string]bool{}
+	vms, err := s.vms.List(s.opts.Namespace, labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, vm := range vms {
+		liveVMs[string(vm.UID)] = true
+	}
+	ownKeys := map[int]bool{}
+	if keys, err := s.keys.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, k := range keys {
+			ownKeys[k.Status.KeyID] = true
+		}
+	}
+	for hash, token := range s.tokens() {
+		client, err := s.clients.For(token)
+		if err != nil {
+			continue
+		}
+		log := logrus.WithField("token_hash", hash)
+		s.sweepDroplets(ctx, client, liveVMs, log)
+		s.sweepKeys(ctx, client, ownKeys, log)
+	}
+}
+
+// sweepDroplets deletes this installation's droplets whose VM UID is gone.
+func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVMs map[string]bool, log *logrus.Entry) {
+	callCtx, cancel := context.WithTimeout(ctx, digitalocean.CallTimeout)
+	defer cancel()
+	found, err := digitalocean.ListByTag(callCtx, client, digitalocean.InstallationTag(s.opts.InstallationID))
+	if err != nil {
+		log.WithError(err).Warn("orphan sweep: listing droplets")
+		return
+	}
+	for _, d := range found {
+		uid := digitalocean.VMUIDFromTags(d.Tags)
+		created, _ := time.Parse(time.RFC3339, d.Created)
+		if uid == "" || liveVMs[uid] || time.Since(created) < s.opts.Grace {
+			continue
+		}
+		entry := log.WithField("vm", digitalocean.VMNameFromTags(d.Tags)).WithField("droplet", d.ID)
+		if _, err := client.Droplets.Delete(callCtx, d.ID); err != nil && !digitalocean.IsNotFound(err) {
+			entry.WithError(err).Warn("orphan sweep: deleting droplet")
+			continue
+		}
+		metrics.OrphansSwept.WithLabelValues("droplet").Inc()
+		entry.Warn("deleted orphaned droplet: its VM no longer exists")
+	}
+}
+
+// sweepKeys deletes keys named for this namespace that no Key object owns.
+// Listing keys has its own low limit at DigitalOcean, hence once per sweep.
+func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys map[int]bool, log *logrus.Entry) {
+	callCtx, cancel := context.WithTimeout(ctx, digitalocean.CallTimeout)
+	defer cancel()
+	prefix := digitalocean.KeyName(s.opts.Namespace, "")
+	keys, _, err := client.Keys.List(callCtx, &godo.ListOptions{PerPage: 200})
+	if err != nil {
+		log.WithError(err).Warn("orphan sweep: listing keys")
+		return
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k.Name, prefix) || ownKeys[k.ID] || s.keyMayBeInFlight(k) {
+			continue
+		}
+		if _, err := client.Keys.DeleteByID(callCtx, k.ID); err != nil && !digitalocean.IsNotFound(err) {
+			log.WithError(err).Warn("orphan sweep: deleting key")
+			continue
+		}
+		metrics.OrphansSwept.WithLabelValues("key").Inc()
+		log.WithField("vm", strings.TrimPrefix(k.Name, prefix)).WithField("key", k.ID).Warn("deleted orphaned SSH key: no Key object owns it")
+	}
+}
+
+// keyMayBeInFlight: a Key object for this VM exists but has not recorded its
+// ID yet; the key may be the one it is creating right now.
+func (s *sweeper) keyMayBeInFlight(k godo.Key) bool {
+	name := strings.TrimPrefix(k.Name, digitalocean.KeyName(s.opts.Namespace, ""))
+	obj, err := s.keys.Get(s.opts.Namespace, name)
+	return err == nil && obj.Status.KeyID == 0
+}
+
+// tokens are every token this installation may have used: those of its
+// Droplets and Keys, and those its DigitalOcean Environments name. Keyed by hash.
+func (s *sweeper) tokens() map[string]string {
+	out := map[string]string{}
+	add := func(ref v1alpha1.SecretKeyRef) {
+		if token, err := digitalocean.ReadToken(s.secrets, s.opts.Namespace, ref); err == nil {
+			out[digitalocean.TokenHash(token)] = token
+		}
+	}
+	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, d := range droplets {
+			add(d.Spec.TokenSecretRef)
+		}
+	}
+	if envs, err := s.envs.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, env := range envs {
+			for _, settings := range envSettings(env) {
+				if t := strings.TrimSpace(settings[config.KeyToken]); t != "" {
+					out[digitalocean.TokenHash(t)] = t
+				}
+				if name := strings.TrimSpace(settings[config.KeyTokenSecret]); name != "" {
+					add(v1alpha1.SecretKeyRef{Name: name, Key: config.TokenSecretKey})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// envSettings are the setting maps of a DigitalOcean Environment that may name a token.
+func envSettings(env *hfv1.Environment) []map[string]string {
+	if env.Annotations["hobbyfarm.io/provisioner"] != "digitalocean" {
+		return nil
+	}
+	out := []map[string]string{env.Spec.EnvironmentSpecifics}
+	for _, m := range env.Spec.TemplateMapping {
+		out = append(out, m)
+	}
+	return out
+}

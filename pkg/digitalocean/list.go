@@ -1,0 +1,44 @@
+package digitalocean
+
+import (
+	"context"
+	"strings"
+
+	"github.com/digitalocean/godo"
+)
+
+// ListByTag pages through every droplet carrying tag (godo returns one page a call).
+func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Droplet, error) {
+	var out []godo.Droplet
+	opt := &godo.ListOptions{PerPage: 200}
+	for {
+		page, resp, err := client.Droplets.ListByTag(ctx, tag, opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if resp.Links == nil || resp.Links.IsLastPage() {
+			return out, nil
+		}
+		current, err := resp.Links.CurrentPage()
+		if err != nil {
+			return nil, err
+		}
+		opt.Page = current + 1
+	}
+}
+
+// VMUIDFromTags reads the VM UID back from a droplet's tags ("" if none).
+func VMUIDFromTags(tags []string) string { return tagValue(tags, tagVMPrefix) }
+
+// VMNameFromTags reads the (tag-safe) VM name back from a droplet's tags.
+func VMNameFromTags(tags []string) string { return tagValue(tags, tagVMNamePrefix) }
+
+func tagValue(tags []string, prefix string) string {
+	for _, t := range tags {
+		if strings.HasPrefix(t, prefix) {
+			return strings.TrimPrefix(t, prefix)
+		}
+	}
+	return ""
+}
