@@ -14,8 +14,10 @@ const (
 	tagNamespacePrefix    = "hfdo-ns:"
 	tagVMPrefix           = "hfdo-vm:"
 	tagVMNamePrefix       = "hfdo-vmname:"
-	maxTagLength          = 255
-	maxHostnameLabel      = 63
+	// reservedTagPrefix starts every identifying tag but TagManaged.
+	reservedTagPrefix = "hfdo-"
+	maxTagLength      = 255
+	maxHostnameLabel  = 63
 )
 
 // VMTag identifies the one droplet of a VM by the VM's UID, which is unique
@@ -27,7 +29,11 @@ func InstallationTag(installationID string) string {
 	return truncateTag(tagInstallationPrefix + sanitizeTag(installationID))
 }
 
-// DropletTags are the tags that identify a VM's droplet, followed by extra ones.
+// DropletTags are the tags that identify a VM's droplet, followed by extra
+// ones. Extra tags in the identifying namespace (see IsReservedTag) are
+// dropped: a droplet carrying another VM's hfdo-vm tag would be adopted by
+// that VM or deleted with it, and another installation's tag would make its
+// orphan sweep claim the droplet.
 func DropletTags(installationID, namespace, vmName, vmUID string, extra []string) []string {
 	tags := []string{
 		TagManaged,
@@ -36,7 +42,19 @@ func DropletTags(installationID, namespace, vmName, vmUID string, extra []string
 		truncateTag(tagVMNamePrefix + sanitizeTag(vmName)),
 		VMTag(vmUID),
 	}
-	return append(tags, extra...)
+	for _, t := range extra {
+		if !IsReservedTag(t) {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}
+
+// IsReservedTag reports a tag that only the provisioner may set. Case is
+// ignored, in case DigitalOcean matches tags that way.
+func IsReservedTag(tag string) bool {
+	lower := strings.ToLower(tag)
+	return lower == TagManaged || strings.HasPrefix(lower, reservedTagPrefix)
 }
 
 // DropletName is a valid hostname derived from the VM name. Names longer than

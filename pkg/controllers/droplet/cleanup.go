@@ -26,8 +26,13 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		log.Info("Droplet object deleted while its VM exists; keeping the droplet for re-adoption")
 		return d, nil
 	}
-	if d.Spec.Name == "" || (d.Status.DropletID == 0 && d.Status.Conditions == nil) {
-		// Never configured, so never sent to DigitalOcean.
+	uid := vmUID(d)
+	_, createdHere := h.created.Load(uid)
+	if d.Spec.Name == "" || (d.Status.DropletID == 0 && !createdHere && v1alpha1.Created.GetStatus(d) == "") {
+		// A placeholder, or never got as far as a create: recordIntent writes
+		// the Created condition before any create is sent. (Any other
+		// condition, e.g. Configured, says nothing about DigitalOcean.)
+		h.backoff.Reset(objectKey(d))
 		return d, nil
 	}
 
@@ -41,22 +46,31 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
 	defer cancel()
 
-	ids := []int{d.Status.DropletID}
-	if d.Status.DropletID == 0 {
-		// A create may have reached DigitalOcean without its answer reaching us.
-		found, err := listByTag(ctx, client, digitalocean.VMTag(vmUID(d)))
+	// Delete every droplet that carries the VM's UID tag, not only the one in
+	// the status: a create may have reached DigitalOcean without its answer
+	// reaching us (no ID in the status), and should a second droplet ever
+	// exist for the VM, it must not outlive the VM either.
+	var ids []int
+	seen := map[int]bool{0: true}
+	add := func(id int) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	add(d.Status.DropletID)
+	if id, ok := h.created.Load(uid); ok {
+		add(id.(int))
+	}
+	if uid != "" {
+		found, err := listByTag(ctx, client, digitalocean.VMTag(uid))
 		if err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
-		ids = ids[:0]
-		if id, ok := h.created.Load(vmUID(d)); ok {
-			ids = append(ids, id.(int))
-		}
 		for _, f := range found {
-			if len(ids) == 0 || f.ID != ids[0] {
-				ids = append(ids, f.ID)
-			}
+			add(f.ID)
 		}
+		h.backoff.Reset(objectKey(d)) // it answered; see create
 	}
 
 	remaining := 0
@@ -65,6 +79,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		if err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
+		h.backoff.Reset(objectKey(d))
 		if !gone {
 			remaining++
 		}
@@ -73,7 +88,8 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.transition(d, v1alpha1.Deleting, true, "Deleting", fmt.Sprintf("waiting for DigitalOcean to delete %d droplet(s)", remaining))
 		return h.wait(orig, d, deletePoll)
 	}
-	h.created.Delete(vmUID(d))
+	h.created.Delete(uid)
+	h.backoff.Reset(objectKey(d))
 	if d.DeletionTimestamp != nil {
 		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())
 	}

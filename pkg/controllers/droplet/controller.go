@@ -47,6 +47,8 @@ type handler struct {
 	// DigitalOcean's tag listing can lag behind a create: either alone could
 	// lead to a second droplet.
 	created sync.Map
+	// backoff spaces out each Droplet's retries after transient failures.
+	backoff *digitalocean.Backoff
 }
 
 // Register wires the Droplet handlers.
@@ -57,7 +59,8 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	vms hfcontrollers.VirtualMachineCache,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
-		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms, recorder: recorder}
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms, recorder: recorder,
+		backoff: digitalocean.NewBackoff()}
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
 

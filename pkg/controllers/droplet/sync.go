@@ -3,6 +3,7 @@ package droplet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -90,6 +91,13 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		return 0, nil
 	}
 
+	if !hasFinalizer(d, CleanupHandlerName) {
+		// Wrangler's remove handler adds the finalizer after this handler, in
+		// the same pass; a droplet created before it is there leaks if the
+		// Droplet is deleted meanwhile (its VM deleted right away). The
+		// finalizer's write re-enqueues the Droplet.
+		return 0, nil
+	}
 	uid := vmUID(d)
 	if uid == "" {
 		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
@@ -98,6 +106,10 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil
 	}
+	// Backoff counts failed calls in a row, not failed passes: a pass makes
+	// several calls, and under a steady error rate whole passes fail so often
+	// that the delay would grow to its cap although DigitalOcean answers.
+	h.backoff.Reset(objectKey(d))
 	if existing != nil {
 		log.WithField("droplet", existing.ID).Info("adopting existing droplet")
 		h.observe(d, existing)
@@ -105,15 +117,44 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		return h.opts.BootResync, nil
 	}
 
+	if err := h.recordIntent(d); err != nil {
+		return 0, err
+	}
 	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
 	if err != nil {
-		return h.failDO(d, v1alpha1.Created, err), nil
+		after := h.failDO(d, v1alpha1.Created, err)
+		if digitalocean.Classify(err).Reason == "Unavailable" {
+			// No answer or a 5xx: the droplet may exist; give the tag
+			// listing time to show it before the next pass looks.
+			after = max(after, digitalocean.CreateSettle)
+		}
+		return after, nil
 	}
 	h.created.Store(uid, created.ID)
+	h.backoff.Reset(objectKey(d))
 	log.WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
 	h.transition(d, v1alpha1.Created, true, "Created", fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
+}
+
+// recordIntent writes Created=False/Creating before the create is sent, and
+// d becomes the written object. Two reasons:
+//   - the write is conditional on d's resourceVersion, so a create is never
+//     sent from a stale cached copy (one that lacks the ID a previous pass
+//     stored): that copy fails here with a conflict and is retried;
+//   - cleanup trusts a Droplet without a Created condition never to have
+//     reached DigitalOcean; with the intent on record first, that holds even
+//     when the create's answer or the status write after it is lost.
+func (h *handler) recordIntent(d *v1alpha1.Droplet) error {
+	intent := d.DeepCopy()
+	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
+	updated, err := h.droplets.UpdateStatus(intent)
+	if err != nil {
+		return err
+	}
+	*d = *updated
+	return nil
 }
 
 // findExisting returns the VM's droplet if this process created it or
@@ -146,6 +187,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if err != nil {
 		return h.failDO(d, v1alpha1.Ready, err), nil
 	}
+	h.backoff.Reset(objectKey(d))
 	h.observe(d, current)
 	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
 		now := metav1.Now()
@@ -195,7 +237,14 @@ func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) ti
 	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", f.Reason).Warn(f.Message)
 	h.transition(d, cond, false, f.Reason, f.Message)
-	return f.RetryAfter
+	return h.backoff.Delay(objectKey(d), f)
+}
+
+func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }
+
+// hasFinalizer reports the finalizer of wrangler's remove handler named handler.
+func hasFinalizer(obj metav1.Object, handler string) bool {
+	return slices.Contains(obj.GetFinalizers(), "wrangler.cattle.io/"+handler)
 }
 
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.

@@ -4,6 +4,7 @@ package key
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -41,6 +42,8 @@ type handler struct {
 	secrets  corecontrollers.SecretCache
 	vms      hfcontrollers.VirtualMachineCache
 	recorder record.EventRecorder
+	// backoff spaces out each Key's retries after transient failures.
+	backoff *digitalocean.Backoff
 }
 
 // Register wires the Key handlers.
@@ -49,7 +52,8 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 	secrets corecontrollers.SecretController,
 	vms hfcontrollers.VirtualMachineCache,
 	recorder record.EventRecorder) {
-	h := &handler{ctx: ctx, clients: clients, keys: keys, secrets: secrets.Cache(), vms: vms, recorder: recorder}
+	h := &handler{ctx: ctx, clients: clients, keys: keys, secrets: secrets.Cache(), vms: vms, recorder: recorder,
+		backoff: digitalocean.NewBackoff()}
 	keys.OnChange(ctx, HandlerName, h.sync)
 	keys.OnRemove(ctx, CleanupHandlerName, h.cleanup)
 
@@ -72,6 +76,12 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 
 func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	if k == nil || k.DeletionTimestamp != nil || k.Status.KeyID != 0 {
+		return k, nil
+	}
+	if !slices.Contains(k.Finalizers, "wrangler.cattle.io/"+CleanupHandlerName) {
+		// Wrangler's remove handler adds the finalizer after this handler, in
+		// the same pass: a key registered before it is there leaks if the Key
+		// is deleted meanwhile. The finalizer's write re-enqueues the Key.
 		return k, nil
 	}
 	orig := k
@@ -99,6 +109,8 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	if err != nil && !digitalocean.IsNotFound(err) {
 		return h.failDO(k, err)
 	}
+	// Backoff counts failed calls in a row, not failed passes.
+	h.backoff.Reset(objectKey(k))
 	reason := "Adopted"
 	if existing == nil {
 		existing, _, err = client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
@@ -145,16 +157,20 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		// Deleted by hand while its VM lives: the new Key adopts it by fingerprint.
 		return k, nil
 	}
-	if k.Status.KeyID == 0 && k.Status.Conditions == nil {
-		return k, nil
-	}
 	orig := k
 	k = k.DeepCopy()
 	client, err := h.client(k)
 	if err != nil {
+		if k.Status.KeyID == 0 && k.Status.Conditions == nil {
+			// Never synced, and without a token nothing could have been registered.
+			return k, nil
+		}
 		h.transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
 		return h.wait(orig, k, time.Minute)
 	}
+	// Even a Key without status may have been registered: the create can
+	// succeed and the status write after it fail (the Key being deleted at
+	// that moment is enough). Deleting by fingerprint costs one call.
 	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
 	defer cancel()
 	if k.Status.KeyID != 0 {
@@ -165,6 +181,7 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	if err != nil && !digitalocean.IsNotFound(err) {
 		return h.wait(orig, k, h.failDO(k, err))
 	}
+	h.backoff.Reset(objectKey(k))
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
 	return k, nil
 }
@@ -196,8 +213,10 @@ func (h *handler) failDO(k *v1alpha1.Key, err error) time.Duration {
 	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
 	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(f.Message)
 	h.transition(k, v1alpha1.Created, false, f.Reason, f.Message)
-	return f.RetryAfter
+	return h.backoff.Delay(objectKey(k), f)
 }
+
+func objectKey(k *v1alpha1.Key) string { return k.Namespace + "/" + k.Name }
 
 func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
 	events.Transition(h.recorder, k, cond, ok, reason, message, k, h.vmOf(k))

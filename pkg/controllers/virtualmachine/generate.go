@@ -115,6 +115,14 @@ func (h *handler) resolve(vm *hfv1.VirtualMachine) (*config.Droplet, map[string]
 	if err != nil {
 		return nil, settings, err
 	}
+	for _, t := range cfg.Tags {
+		// DropletTags drops these anyway; say so rather than drop them silently.
+		if digitalocean.IsReservedTag(t) {
+			return nil, settings, &config.Error{Key: config.KeyTags,
+				Problem: fmt.Sprintf("tag %q is reserved: tags starting with %q and %q identify the provisioner's own droplets", t, "hfdo-", digitalocean.TagManaged),
+				Fix:     "remove it from tags"}
+		}
+	}
 	if cfg.TokenSecret != "" {
 		ref := v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
 		if _, err := digitalocean.ReadToken(h.secrets.Cache(), vm.Namespace, ref); err != nil {
