@@ -63,7 +63,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		add(id.(int))
 	}
 	if uid != "" {
-		found, err := listByTag(ctx, client, digitalocean.VMTag(uid))
+		found, err := digitalocean.ListByTag(ctx, client, digitalocean.VMTag(uid))
 		if err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}

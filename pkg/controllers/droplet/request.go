@@ -2,7 +2,6 @@ package droplet
 
 import (
 	"context"
-	"strings"
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -27,20 +26,12 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 }
 
 // vmUID reads the VM's UID back from the droplet's identifying tag.
-func vmUID(d *v1alpha1.Droplet) string {
-	prefix := digitalocean.VMTag("")
-	for _, t := range d.Spec.Tags {
-		if strings.HasPrefix(t, prefix) {
-			return strings.TrimPrefix(t, prefix)
-		}
-	}
-	return ""
-}
+func vmUID(d *v1alpha1.Droplet) string { return digitalocean.VMUIDFromTags(d.Spec.Tags) }
 
 // findByTag returns the oldest droplet carrying tag, or nil. The tag holds the
 // VM's UID, so at most one droplet should ever carry it.
 func findByTag(ctx context.Context, client *godo.Client, tag string) (*godo.Droplet, error) {
-	all, err := listByTag(ctx, client, tag)
+	all, err := digitalocean.ListByTag(ctx, client, tag)
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}
@@ -51,25 +42,4 @@ func findByTag(ctx context.Context, client *godo.Client, tag string) (*godo.Drop
 		}
 	}
 	return &oldest, nil
-}
-
-// listByTag pages through every droplet carrying tag.
-func listByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Droplet, error) {
-	var out []godo.Droplet
-	opt := &godo.ListOptions{PerPage: 200}
-	for {
-		page, resp, err := client.Droplets.ListByTag(ctx, tag, opt)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if resp.Links == nil || resp.Links.IsLastPage() {
-			return out, nil
-		}
-		current, err := resp.Links.CurrentPage()
-		if err != nil {
-			return nil, err
-		}
-		opt.Page = current + 1
-	}
 }
