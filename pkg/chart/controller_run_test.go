@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,12 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -22,24 +21,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
-
-// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestControllerRunsWithTheChartsPermissions runs the real controller binary with the
 // chart's args, authenticated as the chart's ServiceAccount, against the test
@@ -73,7 +54,7 @@ func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
 	)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_")
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,7 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll(t, 60*time.Second, "VMs running", func() string {
+	testutil.Eventually(t, 60*time.Second, "VMs running", func() string {
 		for _, n := range names {
 			vm, err := admin.VMs.Get(ns, n, metav1.GetOptions{})
 			if err != nil || vm.Status.Status != hfv1.VmStatusRunning {
@@ -79,7 +80,7 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll(t, 60*time.Second, "VMs and droplets gone", func() string {
+	testutil.Eventually(t, 60*time.Second, "VMs and droplets gone", func() string {
 		if n := len(do.Droplets("dop_v1_rbac")) + len(do.Keys("dop_v1_rbac")); n > 0 {
 			return fmt.Sprintf("%d droplets and keys left", n)
 		}
@@ -90,17 +91,4 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 		}
 		return ""
 	})
-}
-
-func poll(t *testing.T, timeout time.Duration, what string, cond func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = cond(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s after %v", what, last, timeout)
 }

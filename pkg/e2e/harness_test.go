@@ -17,6 +17,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -147,15 +148,7 @@ func (w *world) vm(name string) *hfv1.VirtualMachine {
 // eventually polls cond until it returns "" (done) or timeout, failing with its last word.
 func (w *world) eventually(timeout time.Duration, what string, cond func() string) {
 	w.t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = cond(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	w.t.Fatalf("%s: not done after %v: %s", what, timeout, last)
+	testutil.Eventually(w.t, timeout, what, cond)
 }
 
 func (w *world) waitRunning(names ...string) {

@@ -1,14 +1,13 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// syncBuffer is a log sink safe for the controller's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // captureLogs sends logrus (the controller's and wrangler's log) at debug
 // level to a buffer, and to stderr as well when the test runs with -v.
-func captureLogs(t *testing.T) *syncBuffer {
-	buf := &syncBuffer{}
+func captureLogs(t *testing.T) *testutil.SyncBuffer {
+	buf := &testutil.SyncBuffer{}
 	prevOut, prevLevel := logrus.StandardLogger().Out, logrus.GetLevel()
 	var out io.Writer = buf
 	if testing.Verbose() {
@@ -158,7 +139,7 @@ func TestNoSecretsInLogsEventsOrObjects(t *testing.T) {
 
 // secretPlaces is every log line, every Event in the namespace and every
 // VM, Droplet and Key (as JSON).
-func (w *world) secretPlaces(logs *syncBuffer) []secretScan {
+func (w *world) secretPlaces(logs *testutil.SyncBuffer) []secretScan {
 	w.t.Helper()
 	var out []secretScan
 	for i, line := range strings.Split(logs.String(), "\n") {
