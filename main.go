@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -71,7 +73,9 @@ func run(args []string, stderr io.Writer) int {
 
 type cliSettings struct {
 	kubeconfig, logLevel, logFormat string
-	version                         bool
+	rateLimits, resyncMode          string
+	rateLimiter, version            bool
+	kubeQPS                         float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, error) {
@@ -93,6 +97,11 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
 	fs.DurationVar(&opts.SweepInterval, "sweep-interval", 10*time.Minute, "how often droplets and keys whose VM is gone are looked for")
 	fs.DurationVar(&opts.OrphanGrace, "orphan-grace", 10*time.Minute, "how old an orphaned droplet or key must be before it is deleted")
+	fs.StringVar(&s.resyncMode, "resync-mode", string(droplet.ResyncBatched), "batched: one list per token per period for all droplets; per-droplet: a GET each (for comparison only)")
+	fs.StringVar(&s.rateLimits, "rate-limits", "250/1m,5000/1h", "DigitalOcean's per-token limits, requests/window, that the client stays under")
+	fs.Float64Var(&opts.RateLimits.Headroom, "rate-limit-headroom", digitalocean.DefaultHeadroom, "share of each rate limit left for the token's other users, above 0 and at most 0.9")
+	fs.BoolVar(&s.rateLimiter, "rate-limiter", true, "limit DigitalOcean requests client-side; false only for comparison")
+	fs.Float64Var(&s.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second (burst twice that)")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", envString("HF_DO_METRICS_ADDR", ":8080"), "address for /metrics, /healthz and /readyz; empty to disable (env HF_DO_METRICS_ADDR)")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -110,7 +119,20 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--workers must be at least 1")
 	case opts.LeaseName == "controller-manager":
 		return opts, s, fmt.Errorf("--lease-name must not be controller-manager, Gargantua's own lock")
+	case opts.RateLimits.Headroom <= 0 || opts.RateLimits.Headroom > 0.9:
+		return opts, s, fmt.Errorf("--rate-limit-headroom must be more than 0 and at most 0.9")
+	case s.kubeQPS <= 0:
+		return opts, s, fmt.Errorf("--kube-qps must be positive")
 	}
+	var err error
+	if opts.ResyncMode, err = droplet.ParseResyncMode(s.resyncMode); err != nil {
+		return opts, s, fmt.Errorf("--resync-mode: %v", err)
+	}
+	if opts.RateLimits.Limits, err = digitalocean.ParseRateLimits(s.rateLimits); err != nil {
+		return opts, s, fmt.Errorf("--rate-limits: %v", err)
+	}
+	opts.RateLimits.Disabled = !s.rateLimiter
+	opts.KubeQPS = float32(s.kubeQPS)
 	return opts, s, nil
 }
 

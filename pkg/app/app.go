@@ -45,6 +45,14 @@ type Options struct {
 	SweepInterval time.Duration
 	// OrphanGrace is how old an orphan must be before the sweep deletes it.
 	OrphanGrace time.Duration
+	// RateLimits configure the per-token DigitalOcean rate limiter.
+	RateLimits digitalocean.LimiterOptions
+	// ResyncMode is how running droplets are re-read: droplet.ResyncBatched
+	// (the default) or droplet.ResyncPerDroplet.
+	ResyncMode droplet.ResyncMode
+	// KubeQPS and KubeBurst bound this controller's Kubernetes API requests.
+	KubeQPS   float32
+	KubeBurst int
 	// MetricsAddr serves /metrics, /healthz and /readyz; empty for none.
 	MetricsAddr string
 	// Ready, if set, is closed once caches are synced and handlers run.
@@ -73,6 +81,16 @@ func (o *Options) defaults() {
 	if o.OrphanGrace <= 0 {
 		o.OrphanGrace = 10 * time.Minute
 	}
+	if o.ResyncMode == "" {
+		o.ResyncMode = droplet.ResyncBatched
+	}
+	if o.KubeQPS <= 0 {
+		// client-go's default of 5 requests per second throttles a busy namespace.
+		o.KubeQPS, o.KubeBurst = 50, 100
+	}
+	if o.KubeBurst < int(o.KubeQPS) {
+		o.KubeBurst = int(2 * o.KubeQPS)
+	}
 }
 
 // UnreachableError means the Kubernetes API did not answer at start.
@@ -91,10 +109,7 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, opts Options) error {
 	opts.defaults()
 	cfg := rest.CopyConfig(opts.Config)
-	if cfg.QPS == 0 {
-		// client-go's default of 5 requests per second throttles a busy namespace.
-		cfg.QPS, cfg.Burst = 50, 100
-	}
+	cfg.QPS, cfg.Burst = opts.KubeQPS, opts.KubeBurst
 	opts.Config = cfg
 	if opts.Namespace == "" {
 		return fmt.Errorf("a namespace is required")
@@ -167,11 +182,12 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	keys := prov.Provisioning().V1alpha1().Key()
 	secrets := coreFactory.Core().V1().Secret()
 	recorder := events.NewRecorder(ctx, client, opts.Namespace)
-	clients := digitalocean.NewClients(opts.APIURL)
+	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID},
 		applier, vms, envs, templates, secrets, droplets, keys, recorder)
-	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync},
+	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
+		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID)},
 		clients, droplets, keys, secrets, vms.Cache(), recorder)
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 

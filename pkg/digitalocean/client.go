@@ -6,9 +6,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
+	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,26 +23,33 @@ const DefaultAPIURL = "https://api.digitalocean.com/"
 // CallTimeout bounds every DigitalOcean call made from a handler.
 const CallTimeout = 30 * time.Second
 
+// CallContext is for one handler pass's DigitalOcean calls: bounded by
+// CallTimeout and marked with their priority for the rate limiter.
+func CallContext(parent context.Context, p Priority) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(WithPriority(parent, p), CallTimeout)
+}
+
 // Clients hands out one godo client per token. The clients never retry by
 // themselves: godo's retry would repeat a POST whose answer was lost and so
 // create a second droplet. Retries go through the handlers, which look for
 // the existing droplet first.
 type Clients struct {
 	baseURL string
+	limits  LimiterOptions
 	mu      sync.Mutex
 	byToken map[string]*godo.Client
-	limits  []RateLimit
 }
 
-// NewClients returns a client cache for the API at baseURL ("" for DigitalOcean's).
-func NewClients(baseURL string) *Clients {
+// NewClients returns a client cache for the API at baseURL ("" for
+// DigitalOcean's), each token's requests limited as limits say.
+func NewClients(baseURL string, limits LimiterOptions) *Clients {
 	if baseURL == "" {
 		baseURL = DefaultAPIURL
 	}
 	if !strings.HasSuffix(baseURL, "/") {
 		baseURL += "/"
 	}
-	return &Clients{baseURL: baseURL, byToken: map[string]*godo.Client{}, limits: append([]RateLimit(nil), RateLimits...)}
+	return &Clients{baseURL: baseURL, limits: limits, byToken: map[string]*godo.Client{}}
 }
 
 // For returns the client for token.
@@ -54,7 +60,10 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 	if client, ok := c.byToken[key]; ok {
 		return client, nil
 	}
-	transport := &countingTransport{next: http.DefaultTransport, tokenHash: key, pace: newPacer(c.limits)}
+	transport := &countingTransport{next: http.DefaultTransport, tokenHash: key}
+	if !c.limits.Disabled {
+		transport.limit = newLimiter(c.limits)
+	}
 	counted := &http.Client{Timeout: CallTimeout, Transport: transport}
 	httpClient := oauth2.NewClient(
 		context.WithValue(context.Background(), oauth2.HTTPClient, counted),
@@ -74,15 +83,12 @@ func TokenHash(token string) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
-// countingTransport records every DigitalOcean response in the metrics and
-// keeps the token's requests within DigitalOcean's rate limits.
+// countingTransport records every DigitalOcean response in the metrics and,
+// with a limiter, keeps the token's requests within DigitalOcean's limits.
 type countingTransport struct {
 	next      http.RoundTripper
 	tokenHash string
-	pace      *pacer
-
-	mu          sync.Mutex
-	pausedUntil time.Time
+	limit     *limiter // nil: no limiting
 }
 
 // maxPause bounds how long a Retry-After may silence a token (an hourly
@@ -90,39 +96,31 @@ type countingTransport struct {
 const maxPause = time.Hour
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var finish func(time.Time)
-	for finish == nil {
-		// The limit is per token: once DigitalOcean says 429, every other
-		// object's request with the same token would get a 429 too, and each
-		// of those still counts against the window that follows. Answer them
-		// here until the Retry-After has passed; nothing is sent, so nothing
-		// is applied.
-		if wait := t.paused(); wait > 0 {
-			return heldBack(req, wait, "DigitalOcean API rate limit exceeded; requests with this token held back until it resets")
-		}
-		var wait time.Duration
-		if finish, wait = t.pace.reserve(time.Now()); finish != nil {
-			break
-		}
-		if deadline, ok := req.Context().Deadline(); wait > maxPaceWait || (ok && time.Until(deadline) < wait) {
-			return heldBack(req, wait, "request held back to stay within DigitalOcean's API rate limit")
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-timer.C:
-		case <-req.Context().Done():
-			timer.Stop()
+	finish := func(time.Time) {}
+	if t.limit != nil {
+		p := priorityOf(req)
+		reserved, wait := t.limit.reserve(p, time.Now())
+		if reserved == nil {
+			// Nothing is sent, so nothing is applied: the caller retries later.
 			closeBody(req)
-			return nil, req.Context().Err()
+			metrics.ObserveHeldBack(p.String(), t.tokenHash)
+			return nil, &HeldBackError{Wait: wait, Priority: p}
 		}
+		finish = reserved
 	}
 	resp, err := t.next.RoundTrip(req)
-	finish(time.Now())
+	now := time.Now()
+	finish(now)
 	status, remaining := 0, ""
 	if resp != nil {
 		status, remaining = resp.StatusCode, resp.Header.Get("ratelimit-remaining")
-		if status == http.StatusTooManyRequests {
-			t.pause(min(retryAfter(resp), maxPause))
+		if t.limit != nil {
+			t.limit.observe(now, resp.Header)
+			if status == http.StatusTooManyRequests {
+				// The limit is per token: every other request with it would
+				// get a 429 too, and each would still count.
+				t.limit.pause(now, min(retryAfter(resp), maxPause))
+			}
 		}
 	}
 	metrics.ObserveResponse(req.Method, req.URL.Path, status, t.tokenHash, remaining)
@@ -135,33 +133,13 @@ func closeBody(req *http.Request) {
 	}
 }
 
-func (t *countingTransport) paused() time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return time.Until(t.pausedUntil)
+// HeldBackError is the limiter's answer to a request it did not send
+// because the token's budget (for the request's priority) is spent.
+type HeldBackError struct {
+	Wait     time.Duration
+	Priority Priority
 }
 
-func (t *countingTransport) pause(d time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if until := time.Now().Add(d); until.After(t.pausedUntil) {
-		t.pausedUntil = until
-	}
-}
-
-// heldBack is the 429 DigitalOcean would have sent, made locally without
-// sending req. godo turns it into the usual *godo.ErrorResponse, so the
-// handlers re-queue after its Retry-After as for DigitalOcean's own.
-func heldBack(req *http.Request, wait time.Duration, message string) (*http.Response, error) {
-	closeBody(req)
-	body := `{"id":"too_many_requests","message":"` + message + `"}`
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-	return &http.Response{
-		Status: "429 Too Many Requests", StatusCode: http.StatusTooManyRequests,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
-		Request: req,
-	}, nil
+func (e *HeldBackError) Error() string {
+	return fmt.Sprintf("%s request held back for %v to stay within DigitalOcean's API rate limit", e.Priority, e.Wait.Round(time.Millisecond))
 }

@@ -23,6 +23,10 @@ type Failure struct {
 
 // Classify turns an error from godo into a Failure.
 func Classify(err error) Failure {
+	var held *HeldBackError
+	if errors.As(err, &held) {
+		return Failure{Reason: "RateLimited", Message: held.Error(), RetryAfter: held.Wait}
+	}
 	var resp *godo.ErrorResponse
 	if !errors.As(err, &resp) || resp.Response == nil {
 		// Transport errors carry the URL, which holds no secret; keep it short anyway.

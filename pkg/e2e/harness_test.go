@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 const (
@@ -196,4 +197,19 @@ func hasEvent(events []string, substr string) bool {
 		}
 	}
 	return false
+}
+
+// setFinalizers rewrites a VM's finalizers, retrying when the controller
+// wrote the VM in between.
+func (w *world) setFinalizers(name string, change func([]string) []string) {
+	w.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vm := w.vm(name)
+		vm.Finalizers = change(vm.Finalizers)
+		_, err := w.hf.VMs.Update(vm)
+		return err
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
 }

@@ -181,11 +181,7 @@ func TestDeletingVMsRemovesEverything(t *testing.T) {
 
 	// A VM with another controller's finalizer keeps it.
 	foreign := "example.com/keep-me"
-	vm := w.vm("del-3")
-	vm.Finalizers = append(vm.Finalizers, foreign)
-	if _, err := w.hf.VMs.Update(vm); err != nil {
-		t.Fatal(err)
-	}
+	w.setFinalizers("del-3", func(f []string) []string { return append(f, foreign) })
 
 	for _, n := range names {
 		if err := w.hf.VMs.Delete(w.ns, n, nil); err != nil {
@@ -210,16 +206,13 @@ func TestDeletingVMsRemovesEverything(t *testing.T) {
 				return n + " still exists"
 			}
 		}
+		// Our finalizer is released last, after everything else is gone.
+		if f := w.vm("del-3").Finalizers; !slices.Equal(f, []string{foreign}) {
+			return fmt.Sprintf("del-3 finalizers %v, want only %s", f, foreign)
+		}
 		return ""
 	})
-	kept := w.vm("del-3")
-	if !slices.Equal(kept.Finalizers, []string{foreign}) {
-		t.Errorf("del-3 finalizers %v, want only %s", kept.Finalizers, foreign)
-	}
-	kept.Finalizers = nil
-	if _, err := w.hf.VMs.Update(kept); err != nil {
-		t.Fatal(err)
-	}
+	w.setFinalizers("del-3", func([]string) []string { return nil })
 }
 
 func TestChangedIPReachesVM(t *testing.T) {

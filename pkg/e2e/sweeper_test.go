@@ -27,7 +27,7 @@ func TestOrphansAreSweptAndNothingElse(t *testing.T) {
 	foreign := outOfBand("someone-elses", []string{"web"})
 	otherInstall := outOfBand("other-install", digitalocean.DropletTags("other-installation", "other-ns", "ghost", "uid-elsewhere", nil))
 
-	client, err := digitalocean.NewClients(w.do.URL()).For(testToken)
+	client, err := digitalocean.NewClients(w.do.URL(), digitalocean.LimiterOptions{}).For(testToken)
 	if err != nil {
 		t.Fatal(err)
 	}

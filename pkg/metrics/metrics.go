@@ -26,6 +26,11 @@ var (
 		Name: "hf_do_ratelimit_remaining",
 		Help: "DigitalOcean's last reported ratelimit-remaining, by a short hash of the token.",
 	}, []string{"token_hash"})
+	// HeldBack counts requests the client-side limiter did not send, by priority.
+	HeldBack = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hf_do_requests_held_back_total",
+		Help: "DigitalOcean API requests not sent to stay within the token's rate limit, by priority (delete, create, resync).",
+	}, []string{"priority", "token_hash"})
 	// ProvisioningSeconds is the time from a VM's creation to it running.
 	ProvisioningSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "hf_do_provisioning_seconds",
@@ -52,7 +57,7 @@ var (
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		DORequests, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, droplets)
+		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, droplets)
 }
 
 var idSegment = regexp.MustCompile(`^([0-9]+|[0-9a-f]{2}(:[0-9a-f]{2})+)$`)
@@ -104,4 +109,9 @@ func ObserveResponse(method, path string, status int, tokenHash, remaining strin
 	if v, err := strconv.ParseFloat(remaining, 64); err == nil {
 		RateLimitRemaining.WithLabelValues(tokenHash).Set(v)
 	}
+}
+
+// ObserveHeldBack counts a request the limiter kept back.
+func ObserveHeldBack(priority, tokenHash string) {
+	HeldBack.WithLabelValues(priority, tokenHash).Inc()
 }

@@ -33,7 +33,7 @@ const tokenSecretName = "do-token"
 // Every fake here limits each token to ratePerWindow requests per rateWindow
 // (DigitalOcean's 250 per minute, with a 10 s "minute" so tests reach it),
 // and the controller's clients pace themselves 10% under it, as they do
-// under DigitalOcean's real limits (see digitalocean.RateLimits).
+// under DigitalOcean's real limits (see clientLimits).
 const (
 	ratePerWindow = 250
 	rateWindow    = 10 * time.Second
@@ -42,9 +42,11 @@ const (
 
 var scaledLimits = fake.RateLimits{PerMinute: ratePerWindow, Minute: rateWindow, PerHour: ratePerHour}
 
+// clientLimits are the fake's limits, as the controller is told them.
+var clientLimits = digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{
+	{Requests: ratePerWindow, Window: rateWindow}, {Requests: ratePerHour, Window: time.Hour}}}
+
 func TestMain(m *testing.M) {
-	digitalocean.RateLimits = []digitalocean.RateLimit{
-		{Requests: ratePerWindow * 9 / 10, Window: rateWindow}, {Requests: ratePerHour * 9 / 10, Window: time.Hour}}
 	testenv.Main(m, testenv.Options{CRDs: allCRDs()})
 }
 
@@ -135,7 +137,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	}
 	apptest.Start(t, app.Options{
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
-		BootResync: o.bootResync, ActiveResync: o.activeResync,
+		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
 	})
 	return w
 }

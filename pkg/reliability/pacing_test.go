@@ -24,7 +24,7 @@ func TestClientsPaceThemselves(t *testing.T) {
 	defer do.Close()
 	token := newToken()
 	do.AddAccount(token, fake.AccountOptions{})
-	client, err := digitalocean.NewClients(do.URL()).For(token)
+	client, err := digitalocean.NewClients(do.URL(), clientLimits).For(token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestClientsHoldBackAfter429(t *testing.T) {
 	token, other := newToken(), newToken()
 	do.AddAccount(token, fake.AccountOptions{})
 	do.AddAccount(other, fake.AccountOptions{})
-	clients := digitalocean.NewClients(do.URL())
+	clients := digitalocean.NewClients(do.URL(), clientLimits)
 	client, _ := clients.For(token)
 	otherClient, _ := clients.For(other)
 	ctx := context.Background()

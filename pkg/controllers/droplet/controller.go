@@ -14,6 +14,7 @@ import (
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
@@ -31,6 +32,11 @@ type Options struct {
 	BootResync time.Duration
 	// ActiveResync is the re-read period once a droplet is active.
 	ActiveResync time.Duration
+	// Resync is how droplets are re-read; ResyncBatched when empty.
+	Resync ResyncMode
+	// InstallationTag is on every droplet of this installation; the batched
+	// resync lists by it.
+	InstallationTag string
 }
 
 type handler struct {
@@ -49,6 +55,8 @@ type handler struct {
 	created sync.Map
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
+	// fleet serves the batched resync; nil when each droplet is read alone.
+	fleet *fleet
 }
 
 // Register wires the Droplet handlers.
@@ -61,6 +69,9 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
 		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms, recorder: recorder,
 		backoff: digitalocean.NewBackoff()}
+	if opts.Resync != ResyncPerDroplet {
+		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID)
+	}
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
 
@@ -91,4 +102,25 @@ func tokenUsers(cache provcontrollers.DropletCache) relatedresource.Resolver {
 // vmOf returns the droplet's VM, if it still exists.
 func (h *handler) vmOf(d *v1alpha1.Droplet) *hfv1.VirtualMachine {
 	return owner.VM(h.vms, d, d.Spec.VirtualMachine)
+}
+
+// enqueueByDropletID re-queues the Droplets of the given droplet ids, so a
+// change seen in a list reaches them now rather than at their next period.
+func (h *handler) enqueueByDropletID(ids []int) {
+	if len(ids) == 0 {
+		return
+	}
+	wanted := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		wanted[id] = true
+	}
+	all, err := h.droplets.Cache().List(metav1.NamespaceAll, everything)
+	if err != nil {
+		return
+	}
+	for _, d := range all {
+		if wanted[d.Status.DropletID] {
+			h.droplets.Enqueue(d.Namespace, d.Name)
+		}
+	}
 }

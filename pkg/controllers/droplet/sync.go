@@ -35,13 +35,14 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	if err != nil {
 		return h.finish(orig, d, h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error()))
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
-	defer cancel()
-
 	var requeue time.Duration
 	if d.Status.DropletID == 0 {
+		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
+		defer cancel()
 		requeue, err = h.create(ctx, client, d)
 	} else {
+		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityResync)
+		defer cancel()
 		requeue, err = h.refresh(ctx, client, d)
 	}
 	if err != nil {
@@ -177,7 +178,11 @@ func (h *handler) findExisting(ctx context.Context, client *godo.Client, uid str
 
 // refresh re-reads the droplet and schedules the next read.
 func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
-	current, _, err := client.Droplets.Get(ctx, d.Status.DropletID)
+	period := h.opts.BootResync
+	if v1alpha1.Ready.IsTrue(d) {
+		period = h.opts.ActiveResync
+	}
+	current, err := h.read(ctx, client, d.Status.DropletID, period)
 	if digitalocean.IsNotFound(err) {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
@@ -197,6 +202,20 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		return h.opts.ActiveResync, nil
 	}
 	return h.opts.BootResync, nil
+}
+
+// read returns DigitalOcean's view of droplet id, at most period old: from
+// the token's shared list when batched, else by its own GET. A droplet the
+// list lacks is asked for by id, which tells gone from not listed yet.
+func (h *handler) read(ctx context.Context, client *godo.Client, id int, period time.Duration) (*godo.Droplet, error) {
+	if h.fleet != nil {
+		listed, err := h.fleet.get(client, id, period)
+		if err != nil || listed != nil {
+			return listed, err
+		}
+	}
+	current, _, err := client.Droplets.Get(ctx, id)
+	return current, err
 }
 
 // observe copies DigitalOcean's view of the droplet into the status.

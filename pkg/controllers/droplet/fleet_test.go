@@ -1,0 +1,114 @@
+package droplet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+)
+
+const fleetToken = "dop_v1_fleet-test"
+
+// newFleetWorld is a fake holding n droplets with the installation tag and
+// one without, and a fleet listing them.
+func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []int, *[][]int) {
+	t.Helper()
+	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	if err := do.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(do.Close)
+	do.AddAccount(fleetToken, fake.AccountOptions{DropletLimit: n + 10})
+	tag := digitalocean.InstallationTag("fleet-test")
+	var ids []int
+	for i := 0; i < n; i++ {
+		ids = append(ids, do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{
+			Name: fmt.Sprintf("vm-%d", i), Region: "nyc1", Size: "s-1vcpu-1gb",
+			Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{tag}}).ID)
+	}
+	do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "not-ours", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}})
+	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(fleetToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes [][]int
+	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) })
+	return do, client, f, ids, &changes
+}
+
+func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
+	do, client, f, ids, _ := newFleetWorld(t, 450)
+	for _, id := range ids {
+		d, err := f.get(client, id, time.Hour)
+		if err != nil || d == nil || d.ID != id {
+			t.Fatalf("droplet %d: %v, %v", id, d, err)
+		}
+	}
+	counts := do.RequestCounts()
+	if n := counts[fake.RouteListDroplets+" 200"]; n != 3 {
+		t.Errorf("450 droplets read with %d list requests, want 3 pages of 200", n)
+	}
+	if n := counts[fake.RouteGetDroplet+" 200"]; n != 0 {
+		t.Errorf("%d single GETs, want none", n)
+	}
+	// Older than the period asked for: listed again, once.
+	if _, err := f.get(client, ids[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 6 {
+		t.Errorf("after a stale read: %d list requests, want 6", n)
+	}
+}
+
+func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
+	do, client, f, ids, changes := newFleetWorld(t, 5)
+	if _, err := f.get(client, ids[0], time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if len(*changes) != 0 {
+		t.Errorf("the first list reported changes: %v", *changes)
+	}
+	if err := do.SetDropletPublicIP(fleetToken, ids[1], "127.100.7.7"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Droplets.Delete(context.Background(), ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.get(client, ids[1], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip, _ := d.PublicIPv4(); ip != "127.100.7.7" {
+		t.Errorf("listed IP %q, want the changed 127.100.7.7", ip)
+	}
+	if len(*changes) != 1 {
+		t.Fatalf("changes reported %d times, want once per list: %v", len(*changes), *changes)
+	}
+	got := slices.Sorted(slices.Values((*changes)[0]))
+	if want := []int{ids[1], ids[2]}; !slices.Equal(got, want) {
+		t.Errorf("changed ids %v, want the one with a new IP and the deleted one %v", got, want)
+	}
+	// A droplet the list lacks comes back nil, for the caller to GET.
+	if d, err := f.get(client, ids[2], time.Hour); err != nil || d != nil {
+		t.Errorf("deleted droplet: %v, %v; want nil, nil", d, err)
+	}
+}
+
+func TestChangedIDsSeesNewDroplets(t *testing.T) {
+	a := &godo.Droplet{ID: 1, Status: "new"}
+	before := &fleetList{droplets: map[int]*godo.Droplet{1: a}}
+	after := &fleetList{droplets: map[int]*godo.Droplet{1: {ID: 1, Status: "new"}, 2: {ID: 2, Status: "new"}}}
+	if got := changedIDs(before, after); !slices.Equal(got, []int{2}) {
+		t.Errorf("changedIDs = %v, want [2]", got)
+	}
+	after.droplets[1].Status = "active"
+	if got := slices.Sorted(slices.Values(changedIDs(before, after))); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("changedIDs after a status change = %v, want [1 2]", got)
+	}
+}
