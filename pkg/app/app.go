@@ -188,7 +188,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		applier, vms, envs, templates, secrets, droplets, keys, recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID)},
-		clients, droplets, keys, secrets, vms.Cache(), recorder)
+		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -110,5 +111,127 @@ func TestUnknownKeysSuggestTheKnownOne(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s → %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// Slugs as DigitalOcean lists them parse; anything else is a *Error naming
+// the key, with a fix, and never echoes a huge value.
+func TestSlugs(t *testing.T) {
+	for _, c := range []struct {
+		key, value string
+		ok         bool
+		wantText   string // in the error
+	}{
+		{"region", "nyc1", true, ""},
+		{"region", "sfo3", true, ""},
+		{"region", " ams3 ", true, ""},
+		{"region", "NYC1", false, `slugs are lowercase: set it to "nyc1"`},
+		{"region", "nyc 1", false, "not a DigitalOcean region slug"},
+		{"region", "nyc_1", false, "not a DigitalOcean region slug"},
+		{"region", "nyc1.", false, "not a DigitalOcean region slug"},
+		{"region", "-nyc1", false, "not a DigitalOcean region slug"},
+		{"region", "nyc--1", false, "not a DigitalOcean region slug"},
+		{"region", "nyc1\xff", false, "not a DigitalOcean region slug"},
+		{"region", "nyç1", false, "not a DigitalOcean region slug"},
+		{"region", strings.Repeat("a", MaxRegionSlugLen), true, ""},
+		{"region", strings.Repeat("a", MaxRegionSlugLen+1), false, "longer than any DigitalOcean region slug"},
+		{"size", "s-1vcpu-1gb", true, ""},
+		{"size", "s-1vcpu-512mb-10gb", true, ""},
+		{"size", "c-2", true, ""},
+		{"size", "so1_5-2vcpu-16gb", true, ""},
+		{"size", "gpu-h100x1-80gb", true, ""},
+		{"size", "S-1VCPU-1GB", false, `set it to "s-1vcpu-1gb"`},
+		{"size", "s-1vcpu-1gb.x", false, "not a DigitalOcean size slug"},
+		{"size", "s-1vcpu-1gb/x", false, "not a DigitalOcean size slug"},
+		{"size", strings.Repeat("s", 1<<20), false, "(1048576 bytes)"},
+		{"image", "ubuntu-22-04-x64", true, ""},
+		{"image", "docker-20-04", true, ""},
+		{"image", "vendor-app.v1_2-20-04", true, ""},
+		{"image", "123456789", true, ""},
+		{"image", "0", false, "not a valid DigitalOcean image ID"},
+		{"image", "99999999999999999999999", false, "not a valid DigitalOcean image ID"},
+		{"image", "Ubuntu-22-04-x64", false, `set it to "ubuntu-22-04-x64"`},
+		{"image", "ubuntu 22.04", false, "not a DigitalOcean image slug"},
+		{"image", "ubuntu-22-04-x64\x00", false, "not a DigitalOcean image slug"},
+		{"image", "registry.example.com/ubuntu:22.04", false, "not a DigitalOcean image slug"},
+		{"image", strings.Repeat("i", MaxImageSlugLen), true, ""},
+		{"image", strings.Repeat("i", MaxImageSlugLen+1), false, "longer than any DigitalOcean image slug"},
+	} {
+		s := valid()
+		s[c.key] = c.value
+		d, err := Parse(s, `Environment "e"`)
+		if c.ok {
+			if err != nil {
+				t.Errorf("%s=%q rejected: %v", c.key, short(c.value), err)
+			} else if got := map[string]string{"region": d.Region, "size": d.Size, "image": d.Image}[c.key]; got != strings.TrimSpace(c.value) {
+				t.Errorf("%s=%q parsed as %q", c.key, short(c.value), got)
+			}
+			continue
+		}
+		var cfgErr *Error
+		if !errors.As(err, &cfgErr) || cfgErr.Key != c.key || cfgErr.Fix == "" || !strings.Contains(err.Error(), c.wantText) {
+			t.Errorf("%s=%q: error %v, want a *Error on %s with a fix mentioning %q", c.key, short(c.value), err, c.key, c.wantText)
+			continue
+		}
+		if len(err.Error()) > 400 {
+			t.Errorf("%s=%q: message is %d bytes: %s", c.key, short(c.value), len(err.Error()), short(err.Error()))
+		}
+	}
+}
+
+func short(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+func TestIsImageID(t *testing.T) {
+	for image, want := range map[string]int{"123": 123, "ubuntu-22-04-x64": 0, "": 0, "0": 0, "12a": 0, "-1": 0} {
+		if id, ok := IsImageID(image); id != want || ok != (want != 0) {
+			t.Errorf("IsImageID(%q) = %d, %v; want %d", image, id, ok, want)
+		}
+	}
+}
+
+func TestSSHKeyType(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  sshkey.Type
+		ok    bool
+	}{
+		{"", sshkey.ED25519, true},
+		{"ed25519", sshkey.ED25519, true},
+		{" rsa ", sshkey.RSA, true},
+		{"RSA", "", false},
+		{"dsa", "", false},
+		{"ecdsa", "", false},
+		{"rsa-4096", "", false},
+	} {
+		s := valid()
+		if c.value != "" {
+			s["ssh_key_type"] = c.value
+		}
+		d, err := Parse(s, "here")
+		if c.ok {
+			if err != nil || d.SSHKeyType != c.want {
+				t.Errorf("ssh_key_type=%q: %v, %v; want %s", c.value, d, err, c.want)
+			}
+			continue
+		}
+		var cfgErr *Error
+		if !errors.As(err, &cfgErr) || cfgErr.Key != "ssh_key_type" || !strings.Contains(cfgErr.Fix, `"ed25519" or "rsa"`) {
+			t.Errorf("ssh_key_type=%q: error %v, want a *Error on ssh_key_type naming both types", c.value, err)
+		}
+	}
+}
+
+// The keys of this provisioner, and the reserved ssh_key_scope, are never
+// reported as typos; near misses of them are.
+func TestNewKeysAreKnown(t *testing.T) {
+	got := UnknownKeys(map[string]string{"ssh_key_type": "rsa", "ssh_key_scope": "x", "ssh-key-type": "rsa", "ssh_key_scop": "x"})
+	want := map[string]string{"ssh-key-type": "ssh_key_type", "ssh_key_scop": "ssh_key_scope"}
+	if len(got) != len(want) || got["ssh-key-type"] != want["ssh-key-type"] || got["ssh_key_scop"] != want["ssh_key_scop"] {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -15,6 +15,16 @@ const (
 	KeyTags              = "tags"
 	KeyVPCUUID           = "vpc_uuid"
 	KeySSHUsername       = "ssh_username"
+	KeySSHKeyType        = "ssh_key_type"
+	// KeySSHKeyScope is "vm" (a key pair per VM, the default) or
+	// "environment" (one for all VMs of the Environment).
+	KeySSHKeyScope = "ssh_key_scope"
+)
+
+// Values of ssh_key_scope.
+const (
+	KeyScopeVM          = "vm"
+	KeyScopeEnvironment = "environment"
 )
 
 // knownKeys also lists keys that Gargantua or other provisioners put in the
@@ -23,6 +33,7 @@ var knownKeys = map[string]bool{
 	KeyRegion: true, KeyImage: true, KeySize: true, KeyToken: true, KeyTokenSecret: true,
 	KeyBackups: true, KeyIPv6: true, KeyMonitoring: true, KeyPrivateNetworking: true,
 	KeyUserData: true, KeyTags: true, KeyVPCUUID: true, KeySSHUsername: true,
+	KeySSHKeyType: true, KeySSHKeyScope: true,
 	"cloud_config": true, "name": true, "ssh_key_name": true, "webinterfaces": true,
 }
 
@@ -34,3 +45,12 @@ const DefaultSSHUsername = "root"
 
 // TokenSecretKey is the Secret key that holds the token, as the alpha defined it.
 const TokenSecretKey = "token"
+
+// Slug length bounds. DigitalOcean documents none; its region and size slugs
+// are under 30 characters and its image slugs (Marketplace ones included)
+// under 64, so these only keep junk out of conditions and requests.
+const (
+	MaxRegionSlugLen = 64
+	MaxSizeSlugLen   = 64
+	MaxImageSlugLen  = 128
+)

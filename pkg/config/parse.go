@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 )
 
 // Droplet is the validated configuration for one VM's droplet.
@@ -19,6 +22,10 @@ type Droplet struct {
 	Tags                                         []string
 	VPCUUID                                      string
 	SSHUsername                                  string
+	// SSHKeyType is the type of the VM's key pair; it only matters when the pair is made.
+	SSHKeyType sshkey.Type
+	// SSHKeyScope is KeyScopeVM or KeyScopeEnvironment.
+	SSHKeyScope string
 }
 
 // Error is one problem with the configuration: the key at fault and how to fix it.
@@ -35,6 +42,78 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("config key %q: %s; %s", e.Key, e.Problem, e.Fix)
 }
 
+// slug is the shape DigitalOcean gives one kind of slug: lowercase letters
+// and digits in runs joined by single separators.
+type slug struct {
+	key, eg, list string
+	max           int
+	// separators are the characters allowed between runs, as the Fix names them.
+	separators string
+	pattern    *regexp.Regexp
+}
+
+var (
+	// Region slugs: nyc1, sfo3.
+	regionSlug = slug{key: KeyRegion, eg: "nyc1", list: "doctl compute region list", max: MaxRegionSlugLen,
+		separators: "'-'", pattern: regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)}
+	// Size slugs: s-1vcpu-1gb, c-2, so1_5-2vcpu-16gb.
+	sizeSlug = slug{key: KeySize, eg: "s-1vcpu-1gb", list: "doctl compute size list", max: MaxSizeSlugLen,
+		separators: "'-' and '_'", pattern: regexp.MustCompile(`^[a-z0-9]+([-_][a-z0-9]+)*$`)}
+	// Image slugs: ubuntu-22-04-x64 and Marketplace slugs; a numeric image ID
+	// (a snapshot or custom image) is accepted too.
+	imageSlug = slug{key: KeyImage, eg: "ubuntu-22-04-x64", list: "doctl compute image list --public", max: MaxImageSlugLen,
+		separators: "'-', '_' and '.'", pattern: regexp.MustCompile(`^[a-z0-9]+([-_.][a-z0-9]+)*$`)}
+)
+
+// check returns a *Error unless v is a slug of this kind.
+func (s slug) check(v, where string) error {
+	if len(v) <= s.max && s.pattern.MatchString(v) {
+		return nil
+	}
+	problem := fmt.Sprintf("%s is not a DigitalOcean %s slug", shown(v), s.key)
+	if len(v) > s.max {
+		problem = fmt.Sprintf("%s is longer than any DigitalOcean %s slug (at most %d characters)", shown(v), s.key, s.max)
+	}
+	fix := fmt.Sprintf("use a slug as `%s` shows it (lowercase letters and digits joined by %s, e.g. %q) in %s", s.list, s.separators, s.eg, where)
+	if lower := strings.ToLower(v); lower != v && len(lower) <= s.max && s.pattern.MatchString(lower) {
+		fix = fmt.Sprintf("slugs are lowercase: set it to %q in %s", lower, where)
+	}
+	return &Error{Key: s.key, Problem: problem, Fix: fix}
+}
+
+// checkImage accepts an image slug or a numeric image ID.
+func checkImage(v, where string) error {
+	if !allDigits(v) {
+		return imageSlug.check(v, where)
+	}
+	if _, ok := IsImageID(v); !ok {
+		return &Error{Key: KeyImage, Problem: fmt.Sprintf("%s is not a valid DigitalOcean image ID", shown(v)),
+			Fix: "use the image's ID as `doctl compute image list` shows it, or an image slug, in " + where}
+	}
+	return nil
+}
+
+func allDigits(v string) bool { return v != "" && strings.Trim(v, "0123456789") == "" }
+
+// shown quotes a value for a message, cut short: a condition is no place for 1 MiB.
+func shown(v string) string {
+	const max = 40
+	if len(v) <= max {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", v[:max], len(v))
+}
+
+// IsImageID returns the numeric image ID that image names, if it names one
+// rather than a slug.
+func IsImageID(image string) (int, bool) {
+	if !allDigits(image) {
+		return 0, false
+	}
+	id, err := strconv.Atoi(image)
+	return id, err == nil && id > 0
+}
+
 var (
 	tagPattern = regexp.MustCompile(`^[a-zA-Z0-9_\-:]+$`)
 	// A VPC UUID as DigitalOcean prints it.
@@ -46,18 +125,21 @@ var (
 func Parse(settings map[string]string, where string) (*Droplet, error) {
 	d := &Droplet{SSHUsername: DefaultSSHUsername}
 	for _, req := range []struct {
-		key string
-		dst *string
-		eg  string
+		slug  slug
+		dst   *string
+		check func(v, where string) error
 	}{
-		{KeyRegion, &d.Region, "nyc1"},
-		{KeyImage, &d.Image, "ubuntu-22-04-x64"},
-		{KeySize, &d.Size, "s-1vcpu-1gb"},
+		{regionSlug, &d.Region, regionSlug.check},
+		{imageSlug, &d.Image, checkImage},
+		{sizeSlug, &d.Size, sizeSlug.check},
 	} {
-		v := strings.TrimSpace(settings[req.key])
+		v := strings.TrimSpace(settings[req.slug.key])
 		if v == "" {
-			return nil, &Error{Key: req.key, Problem: "is missing",
-				Fix: fmt.Sprintf("set it to a DigitalOcean %s slug (e.g. %q) in %s", req.key, req.eg, where)}
+			return nil, &Error{Key: req.slug.key, Problem: "is missing",
+				Fix: fmt.Sprintf("set it to a DigitalOcean %s slug (e.g. %q) in %s", req.slug.key, req.slug.eg, where)}
+		}
+		if err := req.check(v, where); err != nil {
+			return nil, err
 		}
 		*req.dst = v
 	}
@@ -108,7 +190,38 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 	if u := strings.TrimSpace(settings[KeySSHUsername]); u != "" {
 		d.SSHUsername = u
 	}
+
+	keyType, err := parseKeyType(settings[KeySSHKeyType])
+	if err != nil {
+		return nil, err
+	}
+	d.SSHKeyType = keyType
+	switch scope := strings.TrimSpace(settings[KeySSHKeyScope]); scope {
+	case "", KeyScopeVM:
+		d.SSHKeyScope = KeyScopeVM
+	case KeyScopeEnvironment:
+		d.SSHKeyScope = KeyScopeEnvironment
+	default:
+		return nil, &Error{Key: KeySSHKeyScope, Problem: fmt.Sprintf("%s is not a key scope", shown(scope)),
+			Fix: `set it to "vm" (a key pair per VM, the default) or "environment" (one shared by all VMs of the Environment, which lets droplets be created ten per request)`}
+	}
 	return d, nil
+}
+
+func parseKeyType(raw string) (sshkey.Type, error) {
+	v := strings.TrimSpace(raw)
+	if v == "" {
+		return sshkey.Types[0], nil
+	}
+	names := make([]string, 0, len(sshkey.Types))
+	for _, t := range sshkey.Types {
+		if v == string(t) {
+			return t, nil
+		}
+		names = append(names, strconv.Quote(string(t)))
+	}
+	return "", &Error{Key: KeySSHKeyType, Problem: fmt.Sprintf("%s is not a supported SSH key type", shown(v)),
+		Fix: fmt.Sprintf("set it to %s (the default is %s; use rsa only for images whose sshd lacks ed25519)", strings.Join(names, " or "), names[0])}
 }
 
 func parseBool(settings map[string]string, key string) (bool, error) {

@@ -14,6 +14,7 @@ const (
 	tagNamespacePrefix    = "hfdo-ns:"
 	tagVMPrefix           = "hfdo-vm:"
 	tagVMNamePrefix       = "hfdo-vmname:"
+	tagBatchPrefix        = "hfdo-batch:"
 	// reservedTagPrefix starts every identifying tag but TagManaged.
 	reservedTagPrefix = "hfdo-"
 	maxTagLength      = 255
@@ -48,6 +49,27 @@ func DropletTags(installationID, namespace, vmName, vmUID string, extra []string
 		}
 	}
 	return tags
+}
+
+// BatchTag marks the droplets of one multi-create request. DigitalOcean
+// gives every droplet of such a request the same tags, so they cannot carry
+// their VMs' tags; this one, recorded on each Droplet before the request is
+// sent, finds them again by name when the answer is lost.
+func BatchTag(batchID string) string { return tagBatchPrefix + sanitizeTag(batchID) }
+
+// IsBatchTag reports a BatchTag.
+func IsBatchTag(tag string) bool { return strings.HasPrefix(tag, tagBatchPrefix) }
+
+// SharedTags are tags without the ones naming a single VM: those a
+// multi-create may give all its droplets.
+func SharedTags(tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		if !strings.HasPrefix(t, tagVMPrefix) && !strings.HasPrefix(t, tagVMNamePrefix) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // IsReservedTag reports a tag that only the provisioner may set. Case is

@@ -174,8 +174,11 @@ func (w *world) droplet(name string) *v1alpha1.Droplet {
 	return d
 }
 
-// vmEvents returns "Reason: message" lines of the Events on a VM.
-func (w *world) vmEvents(name string) []string {
+// vmEvents returns "Type Reason: message" lines of the Events on a VM.
+func (w *world) vmEvents(name string) []string { return w.events("VirtualMachine", name) }
+
+// events returns "Type Reason: message" lines of the Events on an object of kind.
+func (w *world) events(kind, name string) []string {
 	w.t.Helper()
 	list, err := w.kube.CoreV1().Events(w.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -183,7 +186,7 @@ func (w *world) vmEvents(name string) []string {
 	}
 	var out []string
 	for _, e := range list.Items {
-		if e.InvolvedObject.Kind == "VirtualMachine" && e.InvolvedObject.Name == name {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
 			out = append(out, e.Type+" "+e.Reason+": "+e.Message)
 		}
 	}

@@ -66,11 +66,13 @@ func TestMetricsAfterALifecycle(t *testing.T) {
 	if n := metricValue(t, body, `hf_do_requests_total\{code="201",endpoint="POST /v2/account/keys"\}`); n < 3 {
 		t.Errorf("key creates counted %v, want at least 3", n)
 	}
-	if n := metricValue(t, body, `hf_do_provisioning_seconds_count`); n < 3 {
-		t.Errorf("provisioning histogram count %v, want at least 3", n)
+	// The registry is the process's: other tests' VMs count too.
+	count := metricValue(t, body, `hf_do_provisioning_seconds_count`)
+	if count < 3 {
+		t.Errorf("provisioning histogram count %v, want at least 3", count)
 	}
-	if p := metricValue(t, body, `hf_do_provisioning_seconds_sum`); p <= 0 || p > 3*60 {
-		t.Errorf("provisioning seconds sum %v is implausible", p)
+	if mean := metricValue(t, body, `hf_do_provisioning_seconds_sum`) / count; mean <= 0 || mean > 60 {
+		t.Errorf("mean provisioning time %vs is implausible", mean)
 	}
 	if n := metricValue(t, body, `hf_do_droplets\{status="active"\}`); n != 3 {
 		t.Errorf("active droplet gauge %v, want 3", n)

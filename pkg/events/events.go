@@ -65,12 +65,19 @@ func Transition(rec record.EventRecorder, status interface{}, cond condition.Con
 	if !ok {
 		eventType = corev1.EventTypeWarning
 	}
+	Record(rec, eventType, reason, message, objs...)
+	return true
+}
+
+// Record records one Event on each object, skipping nil ones. It is for
+// one-off actions that are transitions themselves, such as a finalizer
+// released by force; a condition's changes go through Transition.
+func Record(rec record.EventRecorder, eventType, reason, message string, objs ...runtime.Object) {
 	for _, obj := range objs {
 		if obj != nil && !isNil(obj) {
 			rec.Event(obj, eventType, reason, message)
 		}
 	}
-	return true
 }
 
 func isNil(obj runtime.Object) bool {

@@ -3,7 +3,9 @@
 package gargantuasim
 
 import (
+	"context"
 	"fmt"
+	"maps"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
@@ -12,6 +14,7 @@ import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -66,6 +69,47 @@ func TokenSecret(namespace, name, token string) *corev1.Secret {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Data:       map[string][]byte{"token": []byte(token)},
 	}
+}
+
+// Setup is what an operator sets up in a namespace before any VM exists: a
+// token Secret, a template and a DigitalOcean Environment mapping the
+// template to Image and Size in Region.
+type Setup struct {
+	Namespace, Token, TokenSecret      string
+	Template, Image, Size, Region, Env string
+	// Extra is merged into the Environment's environment_specifics.
+	Extra map[string]string
+}
+
+// CreateSetup creates s.Namespace and what s describes in it, and returns the
+// Environment as created.
+func CreateSetup(ctx context.Context, cfg *rest.Config, s Setup) (*hfv1.Environment, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating namespace: %w", err)
+	}
+	c, err := NewClients(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Secrets.Create(TokenSecret(s.Namespace, s.TokenSecret, s.Token)); err != nil {
+		return nil, fmt.Errorf("creating token secret: %w", err)
+	}
+	if _, err := c.Templates.Create(Template(s.Namespace, s.Template, s.Image, nil)); err != nil {
+		return nil, fmt.Errorf("creating template: %w", err)
+	}
+	specifics := map[string]string{"region": s.Region, "token-secret": s.TokenSecret}
+	maps.Copy(specifics, s.Extra)
+	env, err := c.Envs.Create(Environment(s.Namespace, s.Env, specifics,
+		map[string]map[string]string{s.Template: {"size": s.Size, "image": s.Image}}))
+	if err != nil {
+		return nil, fmt.Errorf("creating environment: %w", err)
+	}
+	return env, nil
 }
 
 // CreateVM creates a VM the way Gargantua's vmclaim controller does: create

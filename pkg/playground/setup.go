@@ -18,9 +18,6 @@ import (
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	"github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // playground is one run's state; teardown undoes whatever of it exists.
@@ -84,13 +81,13 @@ func (p *playground) start(ctx context.Context) error {
 // createObjects writes what an operator sets up before any VM exists.
 func (p *playground) createObjects() error {
 	cfg := p.env.Config()
-	kube, err := kubernetes.NewForConfig(cfg)
+	var err error
+	p.hfEnv, err = gargantuasim.CreateSetup(context.Background(), cfg, gargantuasim.Setup{
+		Namespace: Namespace, Token: Token, TokenSecret: TokenSecret,
+		Template: TemplateName, Image: Image, Size: Size, Region: Region, Env: EnvName,
+	})
 	if err != nil {
 		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
-	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace: %w", err)
 	}
 	if p.hf, err = gargantuasim.NewClients(cfg); err != nil {
 		return err
@@ -100,19 +97,6 @@ func (p *playground) createObjects() error {
 		return err
 	}
 	p.droplets = prov.Provisioning().V1alpha1().Droplet()
-
-	if _, err := p.hf.Secrets.Create(gargantuasim.TokenSecret(Namespace, TokenSecret, Token)); err != nil {
-		return fmt.Errorf("creating token secret: %w", err)
-	}
-	if _, err := p.hf.Templates.Create(gargantuasim.Template(Namespace, TemplateName, Image, nil)); err != nil {
-		return fmt.Errorf("creating template: %w", err)
-	}
-	env := gargantuasim.Environment(Namespace, EnvName,
-		map[string]string{"region": Region, "token-secret": TokenSecret},
-		map[string]map[string]string{TemplateName: {"size": Size, "image": Image}})
-	if p.hfEnv, err = p.hf.Envs.Create(env); err != nil {
-		return fmt.Errorf("creating environment: %w", err)
-	}
 	fmt.Fprintf(p.out, "namespace %s: secret %s, template %s, environment %s\n", Namespace, TokenSecret, TemplateName, EnvName)
 	return nil
 }

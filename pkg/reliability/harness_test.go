@@ -69,6 +69,11 @@ type world struct {
 	drops provcontrollers.DropletClient
 	keys  provcontrollers.KeyClient
 	kube  kubernetes.Interface
+
+	// app is how the controller runs; kubeconfig, an admin kubeconfig, is
+	// for a controller run as a process (see startProcess).
+	app        app.Options
+	kubeconfig string
 }
 
 type worldOptions struct {
@@ -78,6 +83,9 @@ type worldOptions struct {
 	bootResync   time.Duration
 	activeResync time.Duration
 	workers      int
+	// noController leaves starting the controller to the test, e.g. as a
+	// process it can kill (see startProcess).
+	noController bool
 }
 
 // newToken is unique per test, so a grep for it finds only this test's leaks.
@@ -93,7 +101,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if env == nil {
 		env = testenv.Require(t)
 	}
-	w := &world{t: t, ns: env.NewNamespace(t), token: newToken(), cfg: env.Config()}
+	w := &world{t: t, ns: env.NewNamespace(t), token: newToken(), cfg: env.Config(), kubeconfig: env.KubeconfigPath}
 
 	if o.fake.RateLimits == (fake.RateLimits{}) {
 		o.fake.RateLimits = scaledLimits
@@ -135,10 +143,14 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.workers == 0 {
 		o.workers = 4
 	}
-	apptest.Start(t, app.Options{
+	w.app = app.Options{
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
 		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
-	})
+	}
+	if o.noController {
+		return w
+	}
+	apptest.Start(t, w.app)
 	return w
 }
 

@@ -74,6 +74,16 @@ func (p *process) exited() <-chan struct{} {
 	return p.done
 }
 
+// pid is the current run's process id, 0 if never started.
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 func (p *process) exitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

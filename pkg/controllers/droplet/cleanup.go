@@ -21,18 +21,26 @@ const deletePoll = 2 * time.Second
 func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 	log := logrus.WithField("vm", d.Spec.VirtualMachine)
 	if vm := h.vmOf(d); vm != nil && vm.DeletionTimestamp == nil {
-		// Deleted by hand while its VM lives: the VM handler makes a new Droplet,
-		// which adopts the same droplet by its tag.
+		// Deleted by hand while its VM lives: the VM handler makes a new
+		// Droplet, which adopts the same droplet by its tag or, made by a
+		// multi-create and so without one, by the ID kept on the VM.
+		if err := h.rememberDroplet(vm, d.Status.DropletID); err != nil {
+			return d, err
+		}
 		log.Info("Droplet object deleted while its VM exists; keeping the droplet for re-adoption")
 		return d, nil
 	}
 	uid := vmUID(d)
 	_, createdHere := h.created.Load(uid)
-	if d.Spec.Name == "" || (d.Status.DropletID == 0 && !createdHere && v1alpha1.Created.GetStatus(d) == "") {
+	if d.Spec.Name == "" || (!createdHere && !v1alpha1.MayExistInDigitalOcean(d)) {
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
 		// condition, e.g. Configured, says nothing about DigitalOcean.)
 		h.backoff.Reset(objectKey(d))
+		return d, nil
+	}
+	if v1alpha1.ForceReleaseRequested(d) {
+		h.forceRelease(d)
 		return d, nil
 	}
 
@@ -43,7 +51,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.fail(d, v1alpha1.Deleting, "TokenUnavailable", "cannot delete the droplet: "+err.Error())
 		return h.wait(orig, d, time.Minute)
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 
 	// Delete every droplet that carries the VM's UID tag, not only the one in
@@ -61,6 +69,16 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	add(d.Status.DropletID)
 	if id, ok := h.created.Load(uid); ok {
 		add(id.(int))
+	}
+	add(knownDropletID(h.vmOf(d)))
+	if d.Status.CreateBatch != "" {
+		found, err := findInBatch(ctx, client, d)
+		if err != nil {
+			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
+		}
+		if found != nil {
+			add(found.ID)
+		}
 	}
 	if uid != "" {
 		found, err := digitalocean.ListByTag(ctx, client, digitalocean.VMTag(uid))
@@ -89,6 +107,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		return h.wait(orig, d, deletePoll)
 	}
 	h.created.Delete(uid)
+	h.refused.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
 	if d.DeletionTimestamp != nil {
 		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())

@@ -3,6 +3,7 @@ package droplet
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,12 +48,18 @@ type handler struct {
 	keys     provcontrollers.KeyCache
 	secrets  corecontrollers.SecretCache
 	vms      hfcontrollers.VirtualMachineCache
+	vmClient hfcontrollers.VirtualMachineClient
 	recorder record.EventRecorder
 	// created remembers, by VM UID, droplets this process created. The cache
 	// may still show a Droplet without its ID after the status write, and
 	// DigitalOcean's tag listing can lag behind a create: either alone could
 	// lead to a second droplet.
 	created sync.Map
+	// inBatch holds the Droplets a multi-create of this process is sending,
+	// so that other workers leave them to it.
+	inBatch sync.Map
+	// refused remembers creates DigitalOcean refused, by object key.
+	refused sync.Map
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
 	// fleet serves the batched resync; nil when each droplet is read alone.
@@ -64,10 +71,10 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	droplets provcontrollers.DropletController,
 	keys provcontrollers.KeyController,
 	secrets corecontrollers.SecretController,
-	vms hfcontrollers.VirtualMachineCache,
+	vms hfcontrollers.VirtualMachineController,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
-		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms, recorder: recorder,
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: recorder,
 		backoff: digitalocean.NewBackoff()}
 	if opts.Resync != ResyncPerDroplet {
 		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID)
@@ -75,11 +82,27 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
 
-	// A Key that becomes ready unblocks its droplet (same name).
-	relatedresource.Watch(ctx, "droplet-from-key", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-		return []relatedresource.Key{relatedresource.NewKey(namespace, name)}, nil
-	}, droplets, keys)
+	// A Key that becomes ready unblocks the droplets made with it.
+	relatedresource.Watch(ctx, "droplet-from-key", keyUsers(droplets.Cache()), droplets, keys)
 	relatedresource.Watch(ctx, "droplet-from-token-secret", tokenUsers(droplets.Cache()), droplets, secrets)
+}
+
+// keyUsers finds the droplets made with a Key: its VM's, or all of an
+// Environment's for a shared one.
+func keyUsers(cache provcontrollers.DropletCache) relatedresource.Resolver {
+	return func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		out := []relatedresource.Key{relatedresource.NewKey(namespace, name)}
+		all, err := cache.List(namespace, everything)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range all {
+			if d.Name != name && slices.Contains(d.Spec.KeyRefs, name) {
+				out = append(out, relatedresource.NewKey(d.Namespace, d.Name))
+			}
+		}
+		return out, nil
+	}
 }
 
 // tokenUsers finds the droplets whose token lives in a Secret.

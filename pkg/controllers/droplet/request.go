@@ -5,6 +5,7 @@ import (
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
@@ -13,7 +14,7 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 		Name:              d.Spec.Name,
 		Region:            d.Spec.Region,
 		Size:              d.Spec.Size,
-		Image:             godo.DropletCreateImage{Slug: d.Spec.Image},
+		Image:             createImage(d.Spec.Image),
 		SSHKeys:           keys,
 		Backups:           d.Spec.Backups,
 		IPv6:              d.Spec.IPv6,
@@ -23,6 +24,15 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 		Tags:              d.Spec.Tags,
 		VPCUUID:           d.Spec.VPCUUID,
 	}
+}
+
+// createImage sends a numeric image (a snapshot or custom image) as its ID,
+// which is how DigitalOcean's API takes it, and anything else as a slug.
+func createImage(image string) godo.DropletCreateImage {
+	if id, ok := config.IsImageID(image); ok {
+		return godo.DropletCreateImage{ID: id}
+	}
+	return godo.DropletCreateImage{Slug: image}
 }
 
 // vmUID reads the VM's UID back from the droplet's identifying tag.

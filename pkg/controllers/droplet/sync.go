@@ -87,8 +87,11 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	log := logrus.WithField("vm", d.Spec.VirtualMachine)
 	keyIDs, waiting := h.keyIDs(d)
 	if waiting != "" {
-		// The Key's change re-enqueues this droplet.
-		events.SetCondition(d, v1alpha1.Created, false, "WaitingForKey", waiting)
+		// The Key's change re-enqueues this droplet. A record of a create
+		// already sent stays: it is what makes the next pass look first.
+		if v1alpha1.NeverSent(d) {
+			events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonWaitingForKey, waiting)
+		}
 		return 0, nil
 	}
 
@@ -103,40 +106,107 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if uid == "" {
 		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
 	}
-	existing, err := h.findExisting(ctx, client, uid)
-	if err != nil {
-		return h.failDO(d, v1alpha1.Created, err), nil
+	if _, busy := h.inBatch.Load(objectKey(d)); busy {
+		// Another worker's multi-create is sending it; its status write re-queues it.
+		return 0, nil
 	}
-	// Backoff counts failed calls in a row, not failed passes: a pass makes
-	// several calls, and under a steady error rate whole passes fail so often
-	// that the delay would grow to its cap although DigitalOcean answers.
-	h.backoff.Reset(objectKey(d))
-	if existing != nil {
-		log.WithField("droplet", existing.ID).Info("adopting existing droplet")
-		h.observe(d, existing)
-		h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found by its tag", existing.ID))
-		return h.opts.BootResync, nil
+	if wait := max(settling(d), h.refusedPause(d)); wait > 0 {
+		return wait, nil
+	}
+	if h.mayExist(d) {
+		existing, err := h.findExisting(ctx, client, d)
+		if err != nil {
+			return h.failDO(d, v1alpha1.Created, err), nil
+		}
+		// Backoff counts failed calls in a row, not failed passes: a pass makes
+		// several calls, and under a steady error rate whole passes fail so often
+		// that the delay would grow to its cap although DigitalOcean answers.
+		h.backoff.Reset(objectKey(d))
+		if existing != nil {
+			log.WithField("droplet", existing.ID).Info("adopting existing droplet")
+			h.observe(d, existing)
+			h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found by its tag", existing.ID))
+			return h.opts.BootResync, nil
+		}
 	}
 
-	if err := h.recordIntent(d); err != nil {
+	if mates := h.batchMates(d); len(mates) > 0 && freshForCreate(d) {
+		return h.createBatch(ctx, client, d, mates, keyIDs)
+	}
+	if err := h.recordIntent(d, ""); err != nil {
 		return 0, err
 	}
 	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
 	if err != nil {
-		after := h.failDO(d, v1alpha1.Created, err)
-		if digitalocean.Classify(err).Reason == "Unavailable" {
-			// No answer or a 5xx: the droplet may exist; give the tag
-			// listing time to show it before the next pass looks.
-			after = max(after, digitalocean.CreateSettle)
-		}
-		return after, nil
+		return h.failCreate(d, err), nil
 	}
-	h.created.Store(uid, created.ID)
-	h.backoff.Reset(objectKey(d))
-	log.WithField("droplet", created.ID).Info("droplet created")
-	h.observe(d, created)
-	h.transition(d, v1alpha1.Created, true, "Created", fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
+	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
+}
+
+// reasonCreateUnconfirmed: a create got no answer, or a 5xx.
+const reasonCreateUnconfirmed = "CreateUnconfirmed"
+
+// settling is how much longer to wait before looking for the droplet of a
+// create whose outcome is unknown (see CreateSettle): the status write that
+// records the failure re-queues the Droplet at once.
+func settling(d *v1alpha1.Droplet) time.Duration {
+	if v1alpha1.Created.GetReason(d) != reasonCreateUnconfirmed {
+		return 0
+	}
+	failed, err := time.Parse(time.RFC3339, v1alpha1.Created.GetLastUpdated(d))
+	if err != nil {
+		return 0
+	}
+	return digitalocean.CreateSettle - time.Since(failed)
+}
+
+// refusedCreatePause spaces out creates DigitalOcean refused (422, 401) of
+// an unchanged spec, which the re-queue after the status write would
+// otherwise resend many times a second: slow enough not to matter to the
+// rate limit, soon enough after a fix elsewhere (a token, a limit).
+const refusedCreatePause = time.Minute
+
+type refusal struct {
+	generation int64
+	at         time.Time
+}
+
+// refusedPause is how much longer d's refused create waits.
+func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
+	v, ok := h.refused.Load(objectKey(d))
+	if !ok || v.(refusal).generation != d.Generation {
+		return 0
+	}
+	return refusedCreatePause - time.Since(v.(refusal).at)
+}
+
+// failCreate records a failed create and says when to look again.
+func (h *handler) failCreate(d *v1alpha1.Droplet, err error) time.Duration {
+	after := h.failDO(d, v1alpha1.Created, err)
+	f := digitalocean.Classify(err)
+	if f.Permanent {
+		h.refused.Store(objectKey(d), refusal{generation: d.Generation, at: time.Now()})
+		after = min(after, refusedCreatePause)
+	}
+	if f.Reason == "Unavailable" {
+		// No answer or a 5xx: the droplet may exist; give the tag
+		// listing time to show it before the next pass looks.
+		h.transition(d, v1alpha1.Created, false, reasonCreateUnconfirmed,
+			f.Message+"; the droplet may exist, so it is looked for before any new create")
+		after = max(after, digitalocean.CreateSettle)
+	}
+	return after
+}
+
+// markCreated records DigitalOcean's answer to a create.
+func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
+	h.created.Store(vmUID(d), created.ID)
+	h.refused.Delete(objectKey(d))
+	h.backoff.Reset(objectKey(d))
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", created.ID).Info("droplet created")
+	h.observe(d, created)
+	h.transition(d, v1alpha1.Created, true, "Created", message)
 }
 
 // recordIntent writes Created=False/Creating before the create is sent, and
@@ -147,8 +217,9 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 //   - cleanup trusts a Droplet without a Created condition never to have
 //     reached DigitalOcean; with the intent on record first, that holds even
 //     when the create's answer or the status write after it is lost.
-func (h *handler) recordIntent(d *v1alpha1.Droplet) error {
+func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
 	intent := d.DeepCopy()
+	intent.Status.CreateBatch = batch
 	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
 	updated, err := h.droplets.UpdateStatus(intent)
 	if err != nil {
@@ -158,22 +229,56 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet) error {
 	return nil
 }
 
-// findExisting returns the VM's droplet if this process created it or
-// DigitalOcean lists it under the VM's tag.
-func (h *handler) findExisting(ctx context.Context, client *godo.Client, uid string) (*godo.Droplet, error) {
-	if id, ok := h.created.Load(uid); ok {
-		d, _, err := client.Droplets.Get(ctx, id.(int))
-		if err == nil {
-			return d, nil
-		}
-		if !digitalocean.IsNotFound(err) {
-			return nil, err
-		}
-		// Not visible yet right after the create: adopt it by ID all the same,
-		// since creating again is how duplicates happen.
-		return &godo.Droplet{ID: id.(int), Status: "new"}, nil
+// mayExist: a droplet may already exist for d. Not so for a Droplet never
+// sent to DigitalOcean (no Created condition: recordIntent writes one before
+// any create) whose VM has no earlier Droplet's droplet on record (cleanup
+// writes it on the VM when a Droplet goes while its VM stays). Skipping the
+// lookup then saves one request per new VM.
+func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
+	if !freshForCreate(d) {
+		return true
 	}
-	return findByTag(ctx, client, digitalocean.VMTag(uid))
+	vm := h.vmOf(d)
+	return vm == nil || vm.Annotations[v1alpha1.KnownDropletAnnotation] != ""
+}
+
+// findExisting returns the VM's droplet if this process created it, its
+// batch or its VM tag lists it, or the VM has it on record.
+func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
+	uid := vmUID(d)
+	if id, ok := h.created.Load(uid); ok {
+		return h.getCreated(ctx, client, id.(int))
+	}
+	if d.Status.CreateBatch != "" {
+		if found, err := findInBatch(ctx, client, d); err != nil || found != nil {
+			return found, err
+		}
+	}
+	if found, err := findByTag(ctx, client, digitalocean.VMTag(uid)); err != nil || found != nil {
+		return found, err
+	}
+	if id := knownDropletID(h.vmOf(d)); id != 0 {
+		found, _, err := client.Droplets.Get(ctx, id)
+		if digitalocean.IsNotFound(err) {
+			return nil, nil
+		}
+		return found, err
+	}
+	return nil, nil
+}
+
+// getCreated reads a droplet this process created. Not visible yet right
+// after the create, it is adopted by ID all the same, since creating again
+// is how duplicates happen.
+func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (*godo.Droplet, error) {
+	d, _, err := client.Droplets.Get(ctx, id)
+	if err == nil {
+		return d, nil
+	}
+	if !digitalocean.IsNotFound(err) {
+		return nil, err
+	}
+	return &godo.Droplet{ID: id, Status: "new"}, nil
 }
 
 // refresh re-reads the droplet and schedules the next read.
@@ -209,7 +314,10 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 // list lacks is asked for by id, which tells gone from not listed yet.
 func (h *handler) read(ctx context.Context, client *godo.Client, id int, period time.Duration) (*godo.Droplet, error) {
 	if h.fleet != nil {
-		listed, err := h.fleet.get(client, id, period)
+		// A list up to half a period old is used, so that, with the
+		// Droplet's own re-read a period apart, a change reaches it within
+		// one period.
+		listed, err := h.fleet.get(client, id, period/2)
 		if err != nil || listed != nil {
 			return listed, err
 		}

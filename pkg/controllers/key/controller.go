@@ -102,12 +102,12 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 		h.transition(k, v1alpha1.Created, false, "TokenUnavailable", err.Error())
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
 	defer cancel()
 
 	existing, _, err := client.Keys.GetByFingerprint(ctx, fingerprint)
 	if err != nil && !digitalocean.IsNotFound(err) {
-		return h.failDO(k, err)
+		return h.failDO(k, v1alpha1.Created, err)
 	}
 	// Backoff counts failed calls in a row, not failed passes.
 	h.backoff.Reset(objectKey(k))
@@ -118,7 +118,7 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 			existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
 		}
 		if err != nil {
-			return h.failDO(k, err)
+			return h.failDO(k, v1alpha1.Created, err)
 		}
 		reason = "Created"
 	}
@@ -157,6 +157,10 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		// Deleted by hand while its VM lives: the new Key adopts it by fingerprint.
 		return k, nil
 	}
+	if v1alpha1.ForceReleaseRequested(k) {
+		h.forceRelease(k)
+		return k, nil
+	}
 	orig := k
 	k = k.DeepCopy()
 	client, err := h.client(k)
@@ -171,7 +175,7 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	// Even a Key without status may have been registered: the create can
 	// succeed and the status write after it fail (the Key being deleted at
 	// that moment is enough). Deleting by fingerprint costs one call.
-	ctx, cancel := context.WithTimeout(h.ctx, digitalocean.CallTimeout)
+	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	if k.Status.KeyID != 0 {
 		_, err = client.Keys.DeleteByID(ctx, k.Status.KeyID)
@@ -179,7 +183,7 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		_, err = client.Keys.DeleteByFingerprint(ctx, fingerprint)
 	}
 	if err != nil && !digitalocean.IsNotFound(err) {
-		return h.wait(orig, k, h.failDO(k, err))
+		return h.wait(orig, k, h.failDO(k, v1alpha1.Deleting, err))
 	}
 	h.backoff.Reset(objectKey(k))
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
@@ -208,11 +212,12 @@ func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.
 	return k, nil
 }
 
-func (h *handler) failDO(k *v1alpha1.Key, err error) time.Duration {
+// failDO records a DigitalOcean error on cond and says when to look again.
+func (h *handler) failDO(k *v1alpha1.Key, cond condition.Cond, err error) time.Duration {
 	f := digitalocean.Classify(err)
 	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
 	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(f.Message)
-	h.transition(k, v1alpha1.Created, false, f.Reason, f.Message)
+	h.transition(k, cond, false, f.Reason, f.Message)
 	return h.backoff.Delay(objectKey(k), f)
 }
 

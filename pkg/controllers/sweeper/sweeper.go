@@ -4,6 +4,8 @@ package sweeper
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,17 +96,24 @@ func (s *sweeper) sweep(ctx context.Context) {
 
 // sweepDroplets deletes this installation's droplets whose VM UID is gone.
 func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVMs map[string]bool, log *logrus.Entry) {
-	callCtx, cancel := context.WithTimeout(ctx, digitalocean.CallTimeout)
+	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	found, err := digitalocean.ListByTag(callCtx, client, digitalocean.InstallationTag(s.opts.InstallationID))
 	if err != nil {
 		log.WithError(err).Warn("orphan sweep: listing droplets")
 		return
 	}
+	claims := s.batchClaims()
 	for _, d := range found {
 		uid := digitalocean.VMUIDFromTags(d.Tags)
+		if uid == "" && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
+			continue
+		}
+		if uid == "" {
+			uid = claims.owner(d)
+		}
 		created, _ := time.Parse(time.RFC3339, d.Created)
-		if uid == "" || liveVMs[uid] || time.Since(created) < s.opts.Grace {
+		if liveVMs[uid] || time.Since(created) < s.opts.Grace {
 			continue
 		}
 		entry := log.WithField("vm", digitalocean.VMNameFromTags(d.Tags)).WithField("droplet", d.ID)
@@ -117,10 +126,52 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 	}
 }
 
+// batchClaims tell which VM a multi-created droplet (no VM tag) serves.
+type batchClaims struct {
+	byID        map[int]string    // droplet id -> VM UID
+	byBatchName map[string]string // batch tag + "/" + droplet name -> VM UID
+}
+
+func (s *sweeper) batchClaims() batchClaims {
+	c := batchClaims{byID: map[int]string{}, byBatchName: map[string]string{}}
+	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, d := range droplets {
+			uid := digitalocean.VMUIDFromTags(d.Spec.Tags)
+			if d.Status.DropletID != 0 {
+				c.byID[d.Status.DropletID] = uid
+			}
+			if d.Status.CreateBatch != "" {
+				c.byBatchName[d.Status.CreateBatch+"/"+d.Spec.Name] = uid
+			}
+		}
+	}
+	if vms, err := s.vms.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, vm := range vms {
+			if id, err := strconv.Atoi(vm.Annotations[v1alpha1.KnownDropletAnnotation]); err == nil {
+				c.byID[id] = string(vm.UID)
+			}
+		}
+	}
+	return c
+}
+
+// owner is the UID of the VM claiming d, or "" when none does.
+func (c batchClaims) owner(d godo.Droplet) string {
+	if uid, ok := c.byID[d.ID]; ok {
+		return uid
+	}
+	for _, t := range d.Tags {
+		if uid, ok := c.byBatchName[t+"/"+d.Name]; ok {
+			return uid
+		}
+	}
+	return ""
+}
+
 // sweepKeys deletes keys named for this namespace that no Key object owns.
 // Listing keys has its own low limit at DigitalOcean, hence once per sweep.
 func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys map[int]bool, log *logrus.Entry) {
-	callCtx, cancel := context.WithTimeout(ctx, digitalocean.CallTimeout)
+	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	prefix := digitalocean.KeyName(s.opts.Namespace, "")
 	keys, _, err := client.Keys.List(callCtx, &godo.ListOptions{PerPage: 200})
@@ -141,12 +192,13 @@ func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys ma
 	}
 }
 
-// keyMayBeInFlight: a Key object for this VM exists but has not recorded its
-// ID yet; the key may be the one it is creating right now.
+// keyMayBeInFlight: a Key object for this name exists and has not recorded
+// its ID yet (the key may be the one it is creating right now), or has
+// recorded this very key since ownKeys was read.
 func (s *sweeper) keyMayBeInFlight(k godo.Key) bool {
 	name := strings.TrimPrefix(k.Name, digitalocean.KeyName(s.opts.Namespace, ""))
 	obj, err := s.keys.Get(s.opts.Namespace, name)
-	return err == nil && obj.Status.KeyID == 0
+	return err == nil && (obj.Status.KeyID == 0 || obj.Status.KeyID == k.ID)
 }
 
 // tokens are every token this installation may have used: those of its

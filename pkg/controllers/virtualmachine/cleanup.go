@@ -1,50 +1,75 @@
 package virtualmachine
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // cleanupPoll re-checks a deleting VM in case a watch event is missed.
 const cleanupPoll = 10 * time.Second
 
+// forceReleasePatch sets v1alpha1.ForceReleaseAnnotation on a Droplet or Key.
+var forceReleasePatch, _ = json.Marshal(map[string]interface{}{
+	"metadata": map[string]interface{}{"annotations": map[string]string{v1alpha1.ForceReleaseAnnotation: "true"}}})
+
 // cleanup runs when a VM is deleted. It deletes the VM's Droplet and Key,
 // whose own finalizers remove them from DigitalOcean, and keeps the VM's
-// finalizer until both are gone. Other finalizers on the VM are not ours to touch.
+// finalizer until both are gone. Other finalizers on the VM are not ours to
+// touch. A VM with v1alpha1.ForceReleaseAnnotation passes it on to its
+// Droplet and Key, which then go without deleting anything in DigitalOcean.
 func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachine, error) {
 	log := logrus.WithField("vm", vm.Name)
+	force := v1alpha1.ForceReleaseRequested(vm)
 	pending := false
+	// What a force release passes the annotation to, for the VM's Event.
+	var forced []string
 
-	// Read from the API, not the cache: releasing the finalizer early on a
-	// stale cache would be the one unrecoverable mistake here.
-	if d, err := h.droplets.Get(vm.Namespace, vm.Name, metav1.GetOptions{}); err == nil {
+	deleting := false
+	for _, c := range h.children(vm) {
+		// Read from the API, not the cache: releasing the finalizer early on a
+		// stale cache would be the one unrecoverable mistake here.
+		obj, what, err := c.get()
+		if apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return vm, err
+		}
 		pending = true
-		if d.DeletionTimestamp == nil {
-			log.Info("VM deleted; deleting its droplet")
-			h.recorder.Event(vm, corev1.EventTypeNormal, "Deleting", "deleting the DigitalOcean droplet and key")
-			if err := h.droplets.Delete(vm.Namespace, vm.Name, nil); err != nil && !apierrors.IsNotFound(err) {
+		if force && !v1alpha1.HasForceReleaseAnnotation(obj) {
+			if err := c.patch(forceReleasePatch); err != nil && !apierrors.IsNotFound(err) {
+				return vm, err
+			}
+			forced = append(forced, what)
+		}
+		if obj.GetDeletionTimestamp() == nil {
+			deleting = true
+			if err := c.delete(); err != nil && !apierrors.IsNotFound(err) {
 				return vm, err
 			}
 		}
-	} else if !apierrors.IsNotFound(err) {
-		return vm, err
+	}
+	if deleting {
+		log.Info("VM deleted; deleting its droplet")
+		h.recorder.Event(vm, corev1.EventTypeNormal, "Deleting", "deleting the DigitalOcean droplet and key")
 	}
 
-	if k, err := h.keys.Get(vm.Namespace, vm.Name, metav1.GetOptions{}); err == nil {
-		pending = true
-		if k.DeletionTimestamp == nil {
-			if err := h.keys.Delete(vm.Namespace, vm.Name, nil); err != nil && !apierrors.IsNotFound(err) {
-				return vm, err
-			}
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return vm, err
+	if len(forced) > 0 {
+		message := fmt.Sprintf("%s is set: releasing the VM's Droplet and Key without deleting in DigitalOcean; %s may still exist there and bill",
+			v1alpha1.ForceReleaseAnnotation, strings.Join(forced, " and "))
+		log.Warn(message)
+		h.recorder.Event(vm, corev1.EventTypeWarning, v1alpha1.ForceReleased, message)
 	}
 
 	if pending {
@@ -60,7 +85,58 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 			return vm, err
 		}
 	}
+	if force {
+		// The Droplet's and Key's own ForceReleased Events name what is left.
+		log.Warn("Droplet and Key released by force; releasing VM")
+		return vm, nil
+	}
 	log.Info("droplet and key are gone from DigitalOcean; releasing VM")
 	h.recorder.Event(vm, corev1.EventTypeNormal, "Deleted", "DigitalOcean droplet and key deleted")
 	return vm, nil
+}
+
+// child is a Droplet or Key the VM waits for.
+type child struct {
+	// get reads it from the API and says what force-releasing it may leave
+	// in DigitalOcean.
+	get    func() (metav1.Object, string, error)
+	patch  func(mergePatch []byte) error
+	delete func() error
+}
+
+func (h *handler) children(vm *hfv1.VirtualMachine) []child {
+	ns, name := vm.Namespace, vm.Name
+	return []child{{
+		get: func() (metav1.Object, string, error) {
+			d, err := h.droplets.Get(ns, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			if d.Status.DropletID != 0 {
+				return d, fmt.Sprintf("droplet %d", d.Status.DropletID), nil
+			}
+			return d, "the droplet tagged " + digitalocean.VMTag(string(vm.UID)) + ", if one was made,", nil
+		},
+		patch: func(p []byte) error {
+			_, err := h.droplets.Patch(ns, name, types.MergePatchType, p)
+			return err
+		},
+		delete: func() error { return h.droplets.Delete(ns, name, nil) },
+	}, {
+		get: func() (metav1.Object, string, error) {
+			k, err := h.keys.Get(ns, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			if k.Status.KeyID != 0 {
+				return k, fmt.Sprintf("SSH key %d", k.Status.KeyID), nil
+			}
+			return k, "its SSH key", nil
+		},
+		patch: func(p []byte) error {
+			_, err := h.keys.Patch(ns, name, types.MergePatchType, p)
+			return err
+		},
+		delete: func() error { return h.keys.Delete(ns, name, nil) },
+	}}
 }

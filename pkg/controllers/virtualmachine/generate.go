@@ -26,12 +26,6 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 	}
 	log := logrus.WithField("vm", vm.Name)
 
-	keySecret, err := h.sshSecret(vm)
-	if err != nil {
-		return nil, status, err
-	}
-	objs := []runtime.Object{keySecret}
-
 	existing, err := h.droplets.Cache().Get(vm.Namespace, vm.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, status, err
@@ -41,33 +35,70 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 	}
 
 	cfg, settings, cfgErr := h.resolve(vm)
+	var keyType sshkey.Type // unknown while the config is invalid: no pair is made then
+	if cfg != nil {
+		keyType = cfg.SSHKeyType
+	}
+	shared := usesSharedKey(vm, cfg, existing)
+	var objs []runtime.Object
+	var keyProblem *keyPairProblem
+	if !shared {
+		var keySecret *corev1.Secret
+		if keySecret, keyProblem, err = h.sshSecret(vm, keyType); err != nil {
+			return nil, status, err
+		}
+		if keySecret != nil {
+			objs = append(objs, keySecret)
+		}
+	}
+
 	switch {
 	case cfgErr != nil:
 		// Keep whatever exists, so apply prunes nothing that may own DigitalOcean objects.
 		objs = append(objs, h.keepExisting(vm, existing)...)
 	default:
 		ref := tokenRef(vm, cfg)
-		if cfg.Token != "" {
+		keyRef := vm.Name
+		if shared {
+			if keyRef, ref, err = h.sharedKeyObjects(vm, cfg); err != nil {
+				return nil, status, err
+			}
+		} else if cfg.Token != "" {
 			objs = append(objs, tokenSecret(vm, cfg.Token))
 		}
 		desired := droplet(vm, cfg, ref, h.opts.InstallationID)
+		desired.Spec.KeyRefs = []string{keyRef}
 		if existing != nil && existing.Status.DropletID != 0 {
 			// The droplet exists: an edited Environment never touches it.
 			desired.Spec = existing.Spec
 		}
-		objs = append(objs, key(vm, desired.Spec.TokenSecretRef), desired)
+		if !shared {
+			objs = append(objs, key(vm, desired.Spec.TokenSecretRef))
+		}
+		objs = append(objs, desired)
 	}
 
-	h.reportConfig(vm, existing, cfgErr, settings)
-	if err := h.patchVM(vm, keySecret.Name, cfg, existing); err != nil {
+	h.reportConfig(vm, existing, cfgErr, settings, keyProblem)
+	secretName := SSHSecretName(vm)
+	if shared {
+		secretName = SharedKeyName(vm.Status.EnvironmentId)
+	}
+	if err := h.patchVM(vm, secretName, cfg, existing); err != nil {
 		log.WithError(err).Warn("updating VM")
 		return objs, status, err
 	}
 	return objs, status, nil
 }
 
-// sshSecret returns the VM's key pair, generating it only if no Secret exists.
-func (h *handler) sshSecret(vm *hfv1.VirtualMachine) (*corev1.Secret, error) {
+// keyPairProblem is why the VM's key-pair Secret does not hold the key its
+// droplet accepts; it becomes the Droplet's KeyPair=False condition.
+type keyPairProblem struct{ reason, message string }
+
+// sshSecret returns the VM's key pair. A pair is made (of type keyType) only
+// when there is none and nothing in DigitalOcean depends on the old one: a
+// droplet accepts only the key it was created with, and the private key
+// exists nowhere but in the Secret. With keyType empty no pair is made.
+func (h *handler) sshSecret(vm *hfv1.VirtualMachine, keyType sshkey.Type) (*corev1.Secret, *keyPairProblem, error) {
 	name := SSHSecretName(vm)
 	existing, err := h.secrets.Cache().Get(vm.Namespace, name)
 	if apierrors.IsNotFound(err) {
@@ -75,17 +106,97 @@ func (h *handler) sshSecret(vm *hfv1.VirtualMachine) (*corev1.Secret, error) {
 		// would no longer match the one registered in DigitalOcean.
 		existing, err = h.secrets.Get(vm.Namespace, name, metav1.GetOptions{})
 	}
+	if err == nil && len(existing.Data[sshkey.PrivateKeyField]) > 0 && h.checkKeyPair(vm, existing) != nil {
+		// Applying a stale cached copy would undo a Secret just put right.
+		existing, err = h.secrets.Get(vm.Namespace, name, metav1.GetOptions{})
+	}
 	switch {
 	case err == nil && len(existing.Data[sshkey.PrivateKeyField]) > 0:
-		return sshSecret(vm, existing.Data[sshkey.PrivateKeyField], string(existing.Data[sshkey.PublicKeyField])), nil
+		kept := sshSecret(vm, existing.Data[sshkey.PrivateKeyField], string(existing.Data[sshkey.PublicKeyField]))
+		return kept, h.checkKeyPair(vm, kept), nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, err
+		return nil, nil, err
 	}
-	pair, err := sshkey.NewED25519(fmt.Sprintf("hobbyfarm-%s", vm.Name))
+	what := fmt.Sprintf("the SSH key Secret %q was deleted", name)
+	var kept *corev1.Secret
+	if err == nil {
+		// There, but without a private key: keep it as it is rather than let
+		// apply prune or overwrite it while the old key is in use.
+		what = fmt.Sprintf("the SSH key Secret %q has no %s", name, sshkey.PrivateKeyField)
+		kept = sshSecret(vm, nil, "")
+		kept.Data = existing.DeepCopy().Data
+	}
+	inUse, err := h.keyInUse(vm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sshSecret(vm, pair.PrivateKeyPEM, pair.PublicKey), nil
+	if inUse != "" {
+		return kept, &keyPairProblem{reason: "KeySecretLost", message: fmt.Sprintf(
+			"%s, but %s; its private key was only in that Secret and cannot be recovered, and a new pair would not log in: "+
+				"restore the Secret from a backup, or delete the VM to get a new one", what, inUse)}, nil
+	}
+	if keyType == "" {
+		return kept, nil, nil
+	}
+	pair, err := sshkey.New(keyType, fmt.Sprintf("hobbyfarm-%s", vm.Name))
+	if err != nil {
+		return nil, nil, err
+	}
+	return sshSecret(vm, pair.PrivateKeyPEM, pair.PublicKey), nil, nil
+}
+
+// keyInUse says what in DigitalOcean depends on the VM's current key pair,
+// or "" when a new pair is safe. It reads the API, not the cache: it runs
+// only when the Secret is missing, and a stale answer would break SSH.
+func (h *handler) keyInUse(vm *hfv1.VirtualMachine) (string, error) {
+	d, err := h.droplets.Get(vm.Namespace, vm.Name, metav1.GetOptions{})
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return "", err
+	case err == nil && ownedBy(d, vm) && d.Status.DropletID != 0:
+		return fmt.Sprintf("droplet %d was created with the old key and accepts only that one", d.Status.DropletID), nil
+	case err == nil && ownedBy(d, vm) && v1alpha1.MayExistInDigitalOcean(d) && v1alpha1.Created.GetReason(d) != v1alpha1.ReasonWaitingForKey:
+		// (A Droplet waiting for its Key has sent no create: creates need the Key's ID.)
+		return "a droplet may have been created with the old key", nil
+	}
+	k, err := h.keys.Get(vm.Namespace, vm.Name, metav1.GetOptions{})
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return "", err
+	case err == nil && ownedBy(k, vm) && (k.Status.KeyID != 0 || k.Status.Fingerprint != ""):
+		return fmt.Sprintf("SSH key %d in DigitalOcean is the old key, which the droplet will be created with", k.Status.KeyID), nil
+	}
+	return "", nil
+}
+
+// checkKeyPair reports a Secret whose public key is not the one registered
+// in DigitalOcean (restored from the wrong backup, or made by hand).
+func (h *handler) checkKeyPair(vm *hfv1.VirtualMachine, secret *corev1.Secret) *keyPairProblem {
+	k, err := h.keys.Cache().Get(vm.Namespace, vm.Name)
+	if err != nil || !ownedBy(k, vm) || k.Status.Fingerprint == "" {
+		return nil
+	}
+	fingerprint, err := sshkey.Fingerprint(string(secret.Data[sshkey.PublicKeyField]))
+	if err == nil && fingerprint == k.Status.Fingerprint {
+		return nil
+	}
+	held := "no valid public key"
+	if err == nil {
+		held = "the key " + fingerprint
+	}
+	return &keyPairProblem{reason: "KeySecretMismatch", message: fmt.Sprintf(
+		"the SSH key Secret %q holds %s, not SSH key %d (%s) registered in DigitalOcean, which the droplet accepts: "+
+			"restore the original Secret from a backup, or delete the VM to get a new one", secret.Name, held, k.Status.KeyID, k.Status.Fingerprint)}
+}
+
+// ownedBy: a Droplet or Key of the same name may be a deleted VM's, still terminating.
+func ownedBy(obj metav1.Object, vm *hfv1.VirtualMachine) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == vm.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve merges and validates the VM's config as Gargantua would.
@@ -152,9 +263,10 @@ func (h *handler) keepExisting(vm *hfv1.VirtualMachine, existing *v1alpha1.Dropl
 	return objs
 }
 
-// reportConfig records the config verdict on the Droplet, where conditions
-// survive (the VM's status schema would prune them).
-func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfgErr error, settings map[string]string) {
+// reportConfig records the config verdict, and any problem with the key
+// pair, on the Droplet, where conditions survive (the VM's status schema
+// would prune them).
+func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfgErr error, settings map[string]string, keyProblem *keyPairProblem) {
 	if d == nil {
 		// The Droplet is being created by this pass; report once it is cached.
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)
@@ -169,16 +281,38 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 		reason, message = "ConfigUnavailable", cfgErr.Error()
 	}
 	d = d.DeepCopy()
-	if !h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d) {
-		return
-	}
-	if cfgErr == nil {
+	configChanged := h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d)
+	if configChanged && cfgErr == nil {
 		for typo, known := range config.UnknownKeys(settings) {
 			h.recorder.Eventf(vm, corev1.EventTypeWarning, "UnknownConfigKey", "config key %q is not used; did you mean %q?", typo, known)
 		}
+	}
+	if !h.reportKeyPair(vm, d, keyProblem) && !configChanged {
+		return
 	}
 	if _, err := h.droplets.UpdateStatus(d); err != nil {
 		logrus.WithField("vm", vm.Name).WithError(err).Debug("recording config condition; will retry")
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)
 	}
+}
+
+// reportKeyPair sets KeyPair on d when there is a problem, or when one was
+// reported and is gone; it reports whether d changed.
+func (h *handler) reportKeyPair(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, p *keyPairProblem) bool {
+	log := logrus.WithField("vm", vm.Name)
+	switch {
+	case p != nil:
+		if !h.transition(d, v1alpha1.KeyPair, false, p.reason, p.message, vm, d) {
+			return false
+		}
+		log.WithField("reason", p.reason).Warn(p.message)
+		return true
+	case v1alpha1.KeyPair.IsFalse(d):
+		if !h.transition(d, v1alpha1.KeyPair, true, "Restored", "the SSH key Secret holds the key registered in DigitalOcean", vm, d) {
+			return false
+		}
+		log.Info("SSH key Secret restored")
+		return true
+	}
+	return false
 }

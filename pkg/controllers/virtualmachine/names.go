@@ -29,7 +29,9 @@ func Eligible(vm *hfv1.VirtualMachine) bool {
 }
 
 // SSHSecretName is the Secret holding the VM's key pair; VM.spec.secret_name points at it.
-func SSHSecretName(vm *hfv1.VirtualMachine) string { return vm.Name + "-ssh" }
+func SSHSecretName(vm *hfv1.VirtualMachine) string { return vm.Name + sshSecretSuffix }
+
+const sshSecretSuffix = "-ssh"
 
 // TokenSecretName holds the token when the Environment has it in plain text.
 func TokenSecretName(vm *hfv1.VirtualMachine) string { return vm.Name + "-do-token" }

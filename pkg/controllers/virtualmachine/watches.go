@@ -2,6 +2,7 @@ package virtualmachine
 
 import (
 	"context"
+	"strings"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -60,6 +61,19 @@ func registerWatches(ctx context.Context,
 	}
 	relatedresource.Watch(ctx, "vm-from-droplet", sameName, vms, droplets)
 	relatedresource.Watch(ctx, "vm-from-key", sameName, vms, keys)
+
+	// The key-pair Secret, also when it is deleted or restored by hand (a
+	// restored copy may lack what apply's own watch goes by).
+	relatedresource.Watch(ctx, "vm-from-key-secret", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		vmName, ok := strings.CutSuffix(name, sshSecretSuffix)
+		if !ok {
+			return nil, nil
+		}
+		if _, err := vmCache.Get(namespace, vmName); err != nil {
+			return nil, nil
+		}
+		return []relatedresource.Key{relatedresource.NewKey(namespace, vmName)}, nil
+	}, vms, secrets)
 
 	// A token Secret that appears may fix VMs whose config is waiting for it.
 	dropletCache := droplets.Cache()

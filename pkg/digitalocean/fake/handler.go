@@ -83,7 +83,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, pattern string, h
 		}
 	}
 
+	if !s.holds.wait(r, pattern, beforeApply) {
+		rec.Duration = time.Since(start) // Status 0: the client left while held
+		s.records.add(rec)
+		return
+	}
+
 	rep := h(&call{acc: acc, r: r, now: s.now(), rule: rule})
+
+	if rep.status < 400 && !s.holds.wait(r, pattern, afterApply) {
+		rec.Status = rep.status
+		rec.Dropped = true
+		rec.Duration = time.Since(start)
+		s.records.add(rec)
+		dropConnection(w)
+		return
+	}
 
 	if hasRule && s.faults.chance(rule.DropResponseAfterApply) {
 		rec.Status = rep.status

@@ -51,6 +51,7 @@ type Server struct {
 
 	faults  faultInjector
 	records requestLog
+	holds   holdSet
 	ssh     *sshHost // nil unless Options.SSH
 
 	closed   atomic.Bool

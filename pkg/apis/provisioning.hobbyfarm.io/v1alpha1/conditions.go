@@ -12,4 +12,9 @@ const (
 	Ready condition.Cond = "Ready"
 	// Deleting is set while the object is removed from DigitalOcean.
 	Deleting condition.Cond = "Deleting"
+	// KeyPair is owned by the VirtualMachine controller, on the Droplet: the
+	// VM's key-pair Secret holds the key its droplet accepts. It is only set
+	// once that went wrong (False, e.g. KeySecretLost), and again when it is
+	// put right (True, Restored).
+	KeyPair condition.Cond = "KeyPair"
 )

@@ -5,6 +5,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// KnownDropletAnnotation on a VM holds the ID of the droplet an earlier
+// Droplet object of the VM had when that object was deleted while the VM
+// stayed. The next Droplet object adopts it from there: droplets made by a
+// multi-create carry no tag naming their VM, so no lookup by tag would.
+const KnownDropletAnnotation = "provisioning.hobbyfarm.io/droplet-id"
+
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
@@ -60,6 +66,9 @@ type DropletStatus struct {
 	Region      string `json:"region,omitempty"`
 	// CreatedAt is when DigitalOcean created the droplet (RFC 3339).
 	CreatedAt string `json:"createdAt,omitempty"`
+	// CreateBatch is the BatchTag of the multi-create request this droplet
+	// was sent in, recorded before it was sent; empty for a single create.
+	CreateBatch string `json:"createBatch,omitempty"`
 	// LastSynced is when the status was last read from DigitalOcean.
 	LastSynced *metav1.Time                        `json:"lastSynced,omitempty"`
 	Conditions []genericcondition.GenericCondition `json:"conditions,omitempty"`

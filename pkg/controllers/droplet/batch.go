@@ -1,0 +1,170 @@
+package droplet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/sirupsen/logrus"
+)
+
+// maxBatch is DigitalOcean's limit of names per multi-create request.
+const maxBatch = 10
+
+// batchKey is equal for Droplets whose create requests differ only in
+// name and per-VM tags, so one multi-create can make them all. Droplets
+// with keys of their own never share one: a per-VM key keeps them single.
+func batchKey(d *v1alpha1.Droplet) string {
+	req := createRequest(d, nil)
+	req.Name = ""
+	req.Tags = digitalocean.SharedTags(req.Tags)
+	b, _ := json.Marshal(struct {
+		Namespace string
+		Request   *godo.DropletCreateRequest
+		Keys      []string
+		Token     v1alpha1.SecretKeyRef
+	}{d.Namespace, req, d.Spec.KeyRefs, d.Spec.TokenSecretRef})
+	return string(b)
+}
+
+// batchMates are up to maxBatch-1 other Droplets that may be created with d
+// in one request: same batch key, never sent to DigitalOcean before (no
+// Created condition: anything else must look itself up first), ready in
+// every way d is.
+func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
+	all, err := h.droplets.Cache().List(d.Namespace, everything)
+	if err != nil {
+		return nil
+	}
+	key := batchKey(d)
+	var mates []*v1alpha1.Droplet
+	for _, m := range all {
+		if _, busy := h.inBatch.Load(objectKey(m)); busy || m.Name == d.Name || !freshForCreate(m) || !hasFinalizer(m, CleanupHandlerName) {
+			continue
+		}
+		if _, created := h.created.Load(vmUID(m)); created || batchKey(m) != key {
+			continue
+		}
+		mates = append(mates, m)
+	}
+	slices.SortFunc(mates, func(a, b *v1alpha1.Droplet) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	return mates[:min(len(mates), maxBatch-1)]
+}
+
+// freshForCreate: a Droplet that has never been sent to DigitalOcean.
+func freshForCreate(d *v1alpha1.Droplet) bool {
+	return d.DeletionTimestamp == nil && d.Spec.Name != "" && v1alpha1.NeverSent(d) && vmUID(d) != ""
+}
+
+// createBatch makes d and its mates with one multi-create request. Each
+// member's intent, with the batch's tag, is recorded before the request is
+// sent; a member whose write conflicts (another worker claimed it, or the
+// cache was stale) is left out and goes its own way. d is updated in place
+// and told when to look again; the mates' statuses are written here.
+func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, mates []*v1alpha1.Droplet, keyIDs []godo.DropletCreateSSHKey) (time.Duration, error) {
+	batch := digitalocean.BatchTag(newBatchID())
+	if _, busy := h.inBatch.LoadOrStore(objectKey(d), batch); busy {
+		return 0, nil
+	}
+	defer h.inBatch.Delete(objectKey(d))
+	// Claim all first, then write: the writes take a while, and other
+	// workers looking for mates meanwhile should leave these alone.
+	var claimed []*v1alpha1.Droplet
+	for _, m := range mates {
+		if _, busy := h.inBatch.LoadOrStore(objectKey(m), batch); !busy {
+			defer h.inBatch.Delete(objectKey(m))
+			claimed = append(claimed, m)
+		}
+	}
+	if err := h.recordIntent(d, batch); err != nil {
+		return 0, err
+	}
+	members := []*v1alpha1.Droplet{d}
+	for _, m := range claimed {
+		m = m.DeepCopy()
+		if err := h.recordIntent(m, batch); err == nil {
+			members = append(members, m)
+		}
+	}
+	req := createRequest(d, keyIDs)
+	multi := &godo.DropletMultiCreateRequest{
+		Region: req.Region, Size: req.Size, Image: req.Image, SSHKeys: req.SSHKeys, Backups: req.Backups,
+		IPv6: req.IPv6, PrivateNetworking: req.PrivateNetworking, Monitoring: req.Monitoring,
+		UserData: req.UserData, VPCUUID: req.VPCUUID, Tags: append(digitalocean.SharedTags(req.Tags), batch),
+	}
+	for _, m := range members {
+		multi.Names = append(multi.Names, m.Spec.Name)
+	}
+	created, _, err := client.Droplets.CreateMultiple(ctx, multi)
+	if err != nil {
+		after := time.Duration(0)
+		for _, m := range members {
+			after = h.failCreate(m, err)
+			if m != d {
+				h.writeMate(m)
+				h.droplets.EnqueueAfter(m.Namespace, m.Name, after)
+			}
+		}
+		return after, nil
+	}
+	byName := map[string]*godo.Droplet{}
+	for i := range created {
+		byName[created[i].Name] = &created[i]
+	}
+	after := h.opts.BootResync
+	for _, m := range members {
+		got := byName[m.Spec.Name]
+		if got == nil {
+			// Not in the answer: the next pass finds it by the batch tag.
+			if m == d {
+				after = digitalocean.CreateSettle
+			} else {
+				h.droplets.EnqueueAfter(m.Namespace, m.Name, digitalocean.CreateSettle)
+			}
+			continue
+		}
+		h.markCreated(m, got, fmt.Sprintf("droplet %d created in %s with %d others in one request", got.ID, m.Spec.Region, len(members)-1))
+		if m != d {
+			h.writeMate(m)
+			h.droplets.EnqueueAfter(m.Namespace, m.Name, h.opts.BootResync)
+		}
+	}
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
+	return after, nil
+}
+
+// writeMate writes a batch member's status; should that fail, its intent
+// and batch tag are on record, and its next pass adopts by the tag.
+func (h *handler) writeMate(m *v1alpha1.Droplet) {
+	if _, err := h.droplets.UpdateStatus(m); err != nil {
+		logrus.WithField("vm", m.Spec.VirtualMachine).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
+		h.droplets.Enqueue(m.Namespace, m.Name)
+	}
+}
+
+// findInBatch is the droplet named like d among those of its batch.
+func findInBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
+	all, err := digitalocean.ListByTag(ctx, client, d.Status.CreateBatch)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].Name == d.Spec.Name {
+			return &all[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func newBatchID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

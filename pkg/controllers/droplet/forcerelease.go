@@ -1,0 +1,39 @@
+package droplet
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// forceRelease forgets a deleting Droplet without deleting its droplet in
+// DigitalOcean, as v1alpha1.ForceReleaseAnnotation asks, and names on the
+// Droplet and its VM what may be left behind and billing.
+func (h *handler) forceRelease(d *v1alpha1.Droplet) {
+	uid := vmUID(d)
+	var ids []string
+	if d.Status.DropletID != 0 {
+		ids = append(ids, strconv.Itoa(d.Status.DropletID))
+	}
+	if id, ok := h.created.Load(uid); ok && id.(int) != d.Status.DropletID {
+		ids = append(ids, strconv.Itoa(id.(int)))
+	}
+	h.created.Delete(uid)
+	h.backoff.Reset(objectKey(d))
+
+	what := "a droplet (no ID was recorded; a create may have been sent)"
+	if len(ids) > 0 {
+		what = "droplet " + strings.Join(ids, ", ")
+	}
+	tag := digitalocean.VMTag(uid)
+	message := fmt.Sprintf("released by %s without deleting in DigitalOcean: %s may still exist and bill; "+
+		"find it with `doctl compute droplet list --tag-name %s` and delete it there", v1alpha1.ForceReleaseAnnotation, what, tag)
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", d.Status.DropletID).Warn(message)
+	events.Record(h.recorder, corev1.EventTypeWarning, v1alpha1.ForceReleased, message, d, h.vmOf(d))
+}
