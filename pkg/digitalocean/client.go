@@ -114,13 +114,15 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	status, remaining := 0, ""
 	if resp != nil {
 		status, remaining = resp.StatusCode, resp.Header.Get("ratelimit-remaining")
-		if t.limit != nil {
+		switch {
+		case t.limit == nil:
+		case status == http.StatusTooManyRequests:
+			// The limit is per token: every other request with it would
+			// get a 429 too, and each would still count. (Its headers
+			// describe the limit crossed, which Retry-After already covers.)
+			t.limit.pause(now, min(retryAfter(resp), maxPause))
+		default:
 			t.limit.observe(now, resp.Header)
-			if status == http.StatusTooManyRequests {
-				// The limit is per token: every other request with it would
-				// get a 429 too, and each would still count.
-				t.limit.pause(now, min(retryAfter(resp), maxPause))
-			}
 		}
 	}
 	metrics.ObserveResponse(req.Method, req.URL.Path, status, t.tokenHash, remaining)
@@ -140,6 +142,8 @@ type HeldBackError struct {
 	Priority Priority
 }
 
+// Error is the same for every wait: it ends up in conditions, and a
+// message that changed with each try would rewrite the status each time.
 func (e *HeldBackError) Error() string {
-	return fmt.Sprintf("%s request held back for %v to stay within DigitalOcean's API rate limit", e.Priority, e.Wait.Round(time.Millisecond))
+	return fmt.Sprintf("%s request held back to stay within DigitalOcean's API rate limit", e.Priority)
 }

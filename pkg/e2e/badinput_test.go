@@ -69,6 +69,8 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 		{name: "user-data-too-big", specifics: with(validSpecifics, "user_data", strings.Repeat("x", 64*1024+1)), contains: `"user_data": is 65537 bytes`},
 		{name: "no-template-mapping", mapping: map[string]map[string]string{"other": {"size": "s-1vcpu-1gb"}}, contains: `no template_mapping entry for template "ubuntu"`},
 		{name: "no-environment", contains: `"status.environment_id": Environment "no-environment-env" does not exist`},
+		{name: "malformed-slug", specifics: with(validSpecifics, "region", "NYC1"), contains: `"region": "NYC1" is not a DigitalOcean region slug; slugs are lowercase: set it to "nyc1"`},
+		{name: "bad-ssh-key-type", specifics: with(validSpecifics, "ssh_key_type", "dsa"), contains: `"ssh_key_type": "dsa" is not a supported SSH key type`},
 		{name: "rejected-slug", specifics: with(validSpecifics, "region", "xx9"), cond: v1alpha1.Created, reason: "Rejected",
 			contains: "You specified an invalid region for Droplet creation.", doWrites: true},
 		{name: "bad-token", specifics: with(validSpecifics, "token-secret", "bad-token"), setup: func(w *world) {
