@@ -235,3 +235,21 @@ func TestNewKeysAreKnown(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestSSHKeyScope(t *testing.T) {
+	for value, want := range map[string]string{"": KeyScopeVM, "vm": KeyScopeVM, " environment ": KeyScopeEnvironment, "env": "", "Environment": "", "vms": ""} {
+		s := valid()
+		s[KeySSHKeyScope] = value
+		d, err := Parse(s, "here")
+		if want != "" {
+			if err != nil || d.SSHKeyScope != want {
+				t.Errorf("ssh_key_scope=%q: %v, %v; want %s", value, d, err, want)
+			}
+			continue
+		}
+		var cfgErr *Error
+		if !errors.As(err, &cfgErr) || cfgErr.Key != KeySSHKeyScope || !strings.Contains(cfgErr.Fix, `"environment"`) {
+			t.Errorf("ssh_key_scope=%q: error %v, want a *Error on ssh_key_scope naming the scopes", value, err)
+		}
+	}
+}
