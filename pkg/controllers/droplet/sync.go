@@ -283,11 +283,15 @@ func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (
 
 // refresh re-reads the droplet and schedules the next read.
 func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
-	period := h.opts.BootResync
+	// A list is shared: up to half a period old for active droplets, so a
+	// change reaches its Droplet within one period; a whole boot period old
+	// while booting, when lists are frequent and each costs a request per
+	// 200 droplets of the token.
+	maxAge := h.opts.BootResync
 	if v1alpha1.Ready.IsTrue(d) {
-		period = h.opts.ActiveResync
+		maxAge = h.opts.ActiveResync / 2
 	}
-	current, err := h.read(ctx, client, d.Status.DropletID, period)
+	current, err := h.read(ctx, client, d.Status.DropletID, maxAge)
 	if digitalocean.IsNotFound(err) {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
@@ -309,15 +313,12 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	return h.opts.BootResync, nil
 }
 
-// read returns DigitalOcean's view of droplet id, at most period old: from
+// read returns DigitalOcean's view of droplet id, at most maxAge old: from
 // the token's shared list when batched, else by its own GET. A droplet the
 // list lacks is asked for by id, which tells gone from not listed yet.
-func (h *handler) read(ctx context.Context, client *godo.Client, id int, period time.Duration) (*godo.Droplet, error) {
+func (h *handler) read(ctx context.Context, client *godo.Client, id int, maxAge time.Duration) (*godo.Droplet, error) {
 	if h.fleet != nil {
-		// A list up to half a period old is used, so that, with the
-		// Droplet's own re-read a period apart, a change reaches it within
-		// one period.
-		listed, err := h.fleet.get(client, id, period/2)
+		listed, err := h.fleet.get(client, id, maxAge)
 		if err != nil || listed != nil {
 			return listed, err
 		}

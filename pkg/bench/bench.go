@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+)
+
+// Run starts one control plane, runs every N in every mode against it, each
+// with its own namespace, fake and controller process, and evaluates the
+// targets. A scenario that fails is reported with its notes and the run goes
+// on; an interrupt ends it with the results so far.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Log == nil {
+		cfg.Log = os.Stderr
+	}
+	rep := &Report{Scale: cfg.Scale, HoldSeconds: cfg.Hold.Seconds(), Machine: Machine(), LoadAverages: []float64{loadAverage()}}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return rep, err
+	}
+	bin := cfg.ControllerBin
+	if bin == "" {
+		fmt.Fprintf(cfg.Log, "building the controller into %s\n", cfg.Dir)
+		var err error
+		if bin, err = BuildController(ctx, cfg.Dir); err != nil {
+			return rep, err
+		}
+	}
+	missing, err := ProbeFlags(ctx, bin)
+	if err != nil {
+		return rep, err
+	}
+	if len(missing) > 0 {
+		var flags []string
+		for f := range missing {
+			flags = append(flags, f)
+		}
+		slices.Sort(flags)
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the controller rejects %s, so they are left out (a mode that relies on one is not what it claims)",
+			strings.Join(flags, ", ")))
+	}
+
+	if cfg.Unlimited {
+		rep.Warnings = append(rep.Warnings, "DigitalOcean rate limits off (-no-rate-limits): this run measures what Kubernetes alone allows, not the targets")
+	}
+
+	ours, err := crds.Objects()
+	if err != nil {
+		return rep, err
+	}
+	began := time.Now()
+	env, err := testenv.Start(ctx, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...), BaseDir: cfg.Dir})
+	if err != nil {
+		return rep, err
+	}
+	defer func() { _ = env.Stop() }()
+	fmt.Fprintf(cfg.Log, "control plane up in %.1f s (logs in %s)\n", time.Since(began).Seconds(), env.Dir)
+
+	for _, n := range cfg.Ns {
+		for _, mode := range cfg.Modes {
+			s := &scenario{cfg: &cfg, env: env, bin: bin, missing: missing, mode: mode, n: n}
+			res, err := s.run(ctx)
+			if err != nil {
+				// Measured so far, but not complete: a target it feeds fails.
+				res.Notes = append(res.Notes, fmt.Sprintf("aborted: %v (logs in %s)", err, s.dir))
+				res.Aborted = true
+			}
+			rep.Results = append(rep.Results, res)
+			if ctx.Err() != nil {
+				rep.Targets = Evaluate(rep.Results)
+				return rep, fmt.Errorf("%s at N=%d: %w", mode, n, ctx.Err())
+			}
+			rep.LoadAverages = append(rep.LoadAverages, loadAverage())
+		}
+	}
+	rep.Targets = Evaluate(rep.Results)
+	rep.LoadAverages = append(rep.LoadAverages, loadAverage())
+	return rep, nil
+}
+
+// loadAverage is /proc/loadavg's 1-minute figure: above the CPU count, something
+// else competed for the machine.
+func loadAverage() float64 {
+	var load float64
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		_, _ = fmt.Sscanf(string(data), "%f", &load)
+	}
+	return load
+}
+
+// Machine describes this machine: CPUs, memory and CPU model.
+func Machine() string {
+	model, mem := "unknown CPU", "unknown memory"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb float64
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %f kB", &kb); err == nil {
+			mem = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+		}
+	}
+	return fmt.Sprintf("%d CPUs (nproc), %s, %s", runtime.NumCPU(), mem, model)
+}

@@ -1,0 +1,133 @@
+// Command bench runs the controller benchmark of issue 6 (see
+// docs/benchmarks.md and scripts/bench). It exits 1 when a target is missed
+// and 2 on bad flags or a run that could not finish.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/bench"
+	"github.com/sirupsen/logrus"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ns := flag.String("n", "100,1000", "fleet sizes, comma-separated, run in this order")
+	modes := flag.String("modes", "ours,baseline", "modes, comma-separated: ours, baseline")
+	scale := flag.Float64("scale", bench.DefaultScale, "simulated seconds per real second")
+	hold := flag.Duration("hold", bench.DefaultHold, "simulated steady state between all running and deleting all; 0 skips it")
+	keyScope := flag.String("key-scope", "environment",
+		"ssh_key_scope (vm or environment) of ours, or per mode as ours=environment,baseline=vm; baseline defaults to vm")
+	concurrency := flag.Int("concurrency", bench.DefaultConcurrency, "VM creates or deletes in flight, as Gargantua")
+	probes := flag.Int("probes", bench.DefaultProbes, "VMs made before the flood to time deletions (half idle, half in the flood)")
+	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default")
+	unlimited := flag.Bool("no-rate-limits", false, "turn DigitalOcean's rate limits off to measure what Kubernetes alone allows")
+	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
+	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
+	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
+	flag.Parse()
+	logrus.SetLevel(logrus.WarnLevel) // the VM informer's start and stop lines are noise here
+
+	cfg := bench.Config{Scale: *scale, Hold: *hold, Concurrency: *concurrency, Probes: *probes,
+		Workers: *workers, Unlimited: *unlimited, ControllerBin: *bin, Dir: *dir, Log: os.Stderr}
+	var err error
+	if cfg.Ns, err = parseInts(*ns); err != nil {
+		return usage("-n: %v", err)
+	}
+	for _, m := range splitList(*modes) {
+		cfg.Modes = append(cfg.Modes, bench.Mode(m))
+	}
+	if cfg.KeyScope, err = parseKeyScope(*keyScope); err != nil {
+		return usage("-key-scope: %v", err)
+	}
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "hf-bench-"); err != nil {
+			return usage("%v", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, runErr := bench.Run(ctx, cfg)
+	if rep != nil && len(rep.Results) > 0 {
+		bench.WriteTables(os.Stdout, rep)
+		bench.WriteTargets(os.Stdout, rep.Targets)
+	}
+	if *jsonOut != "" && rep != nil {
+		if err := writeJSON(*jsonOut, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+	}
+	fmt.Fprintf(os.Stderr, "logs and metrics kept in %s\n", cfg.Dir)
+	switch {
+	case runErr != nil:
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		return 2
+	case rep.Missed():
+		return 1
+	}
+	return 0
+}
+
+func usage(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	return 2
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, part := range splitList(s) {
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseKeyScope takes "environment" (ours only) or "ours=environment,baseline=vm".
+func parseKeyScope(s string) (map[bench.Mode]string, error) {
+	out := map[bench.Mode]string{}
+	for _, part := range splitList(s) {
+		mode, scope, ok := strings.Cut(part, "=")
+		if !ok {
+			mode, scope = string(bench.ModeOurs), part
+		}
+		if scope != bench.KeyScopeVM && scope != bench.KeyScopeEnvironment {
+			return nil, fmt.Errorf("%q is not vm or environment", scope)
+		}
+		out[bench.Mode(mode)] = scope
+	}
+	return out, nil
+}
+
+func writeJSON(path string, rep *bench.Report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// pollInterval is how often the fake is looked at, in real time. A deleted
+// droplet stays visible for the scaled delete lag, so keep this well below it.
+const pollInterval = 20 * time.Millisecond
+
+// vmTimes are one VM's moments, all on this machine's clock (the fake's too).
+type vmTimes struct {
+	ready   time.Time // Gargantua's status write returned: the VM is the controller's now
+	running time.Time // first seen running with an IP
+	deleted time.Time // the benchmark deleted the VM
+	// Of its droplet at the fake: created, boot delay over, gone (all of
+	// its droplets, should there be several).
+	created, active, gone time.Time
+	dropletIDs            map[int]bool
+}
+
+// tracker watches the VMs through an informer and the fake through its
+// inspection API, and records every VM's vmTimes.
+type tracker struct {
+	do    *fake.Server
+	token string
+
+	mu        sync.Mutex
+	vms       map[string]*vmTimes
+	byDroplet map[string]string // droplet name -> VM name
+}
+
+func newTracker(do *fake.Server, token string) *tracker {
+	return &tracker{do: do, token: token, vms: map[string]*vmTimes{}, byDroplet: map[string]string{}}
+}
+
+// add registers a VM about to be created.
+func (t *tracker) add(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.vms[name] = &vmTimes{dropletIDs: map[int]bool{}}
+	t.byDroplet[digitalocean.DropletName(name)] = name
+}
+
+func (t *tracker) set(name string, f func(v *vmTimes)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v := t.vms[name]; v != nil {
+		f(v)
+	}
+}
+
+// snapshot copies the times of names.
+func (t *tracker) snapshot(names []string) []vmTimes {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]vmTimes, 0, len(names))
+	for _, n := range names {
+		if v := t.vms[n]; v != nil {
+			out = append(out, *v)
+		}
+	}
+	return out
+}
+
+// count is how many of names satisfy f.
+func (t *tracker) count(names []string, f func(v *vmTimes) bool) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		if v := t.vms[name]; v != nil && f(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// watchVMs runs a namespaced VM informer until ctx ends. Its handlers run on
+// the informer's own goroutine, so a running VM is timed as it is delivered,
+// not after a work queue.
+func (t *tracker) watchVMs(ctx context.Context, cfg *rest.Config, namespace string) error {
+	f, err := hobbyfarm.NewFactoryFromConfigWithOptions(cfg, &hobbyfarm.FactoryOptions{Namespace: namespace})
+	if err != nil {
+		return err
+	}
+	inf := f.Hobbyfarm().V1().VirtualMachine().Informer()
+	seen := func(obj any) {
+		vm, ok := obj.(*hfv1.VirtualMachine)
+		if !ok || vm.Status.Status != hfv1.VmStatusRunning || vm.Status.PublicIP == "" {
+			return
+		}
+		now := time.Now()
+		t.set(vm.Name, func(v *vmTimes) {
+			if v.running.IsZero() {
+				v.running = now
+			}
+		})
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	}); err != nil {
+		return err
+	}
+	if err := f.Start(ctx, 1); err != nil {
+		return err
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return fmt.Errorf("VM informer did not sync: %w", ctx.Err())
+	}
+	return nil
+}
+
+// pollFake records droplet creation, boot and deletion times until ctx ends.
+func (t *tracker) pollFake(ctx context.Context) {
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		t.observeFake(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *tracker) observeFake(now time.Time) {
+	lives := t.do.DropletLives(t.token)
+	type agg struct {
+		live        int
+		lastDeleted time.Time
+	}
+	byVM := map[string]*agg{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range lives {
+		name, ok := t.byDroplet[l.Name]
+		if !ok {
+			continue
+		}
+		v := t.vms[name]
+		v.dropletIDs[l.ID] = true
+		if v.created.IsZero() || l.Created.Before(v.created) {
+			v.created, v.active = l.Created, l.Active
+		}
+		a := byVM[name]
+		if a == nil {
+			a = &agg{}
+			byVM[name] = a
+		}
+		if l.Deleted.IsZero() {
+			a.live++
+		} else if l.Deleted.After(a.lastDeleted) {
+			a.lastDeleted = l.Deleted
+		}
+	}
+	for name, v := range t.vms {
+		if v.deleted.IsZero() || !v.gone.IsZero() || len(v.dropletIDs) == 0 {
+			continue
+		}
+		switch a := byVM[name]; {
+		case a == nil:
+			v.gone = now // purged between two polls: now is an upper bound
+		case a.live == 0:
+			v.gone = a.lastDeleted
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Result is what one scenario (one mode at one N) measured. Times are in
+// simulated seconds unless named real.
+type Result struct {
+	Mode     Mode   `json:"mode"`
+	N        int    `json:"n"`
+	KeyScope string `json:"key_scope"` // the ssh_key_scope in effect
+	// Notes say what did not go as planned (timeouts, fallbacks).
+	Notes []string `json:"notes,omitempty"`
+	// Aborted means the scenario did not finish: its figures are partial.
+	Aborted bool `json:"aborted,omitempty"`
+
+	// Running counts the flood's VMs that ran before waiting gave up, or,
+	// if it did, by the end of the hold.
+	Running int `json:"running"`
+	// Overhead is time-to-running minus the boot delay: BeforeCreate (VM
+	// ready to droplet created at the fake: queueing and Kubernetes work)
+	// plus AfterActive (droplet active to VM running: detection).
+	Overhead     Dist `json:"overhead"`
+	BeforeCreate Dist `json:"before_create"`
+	AfterActive  Dist `json:"after_active"`
+	// Wall is from the flood's first create to its last VM running.
+	Wall  Num     `json:"wall"` // unknown unless all ran
+	Floor float64 `json:"floor"`
+
+	// Requests counts DigitalOcean requests of the whole scenario by
+	// endpoint, whatever their status; TooMany counts the 429s among them.
+	Requests map[string]int `json:"requests"`
+	TooMany  int            `json:"too_many"`
+	// HoldRequests are the requests of the steady state, HoldSeconds long.
+	HoldRequests map[string]int `json:"hold_requests"`
+	HoldSeconds  float64        `json:"hold_seconds"`
+	// PerVMHour is the hold's requests per flood VM per simulated hour.
+	PerVMHour Num `json:"per_vm_hour"`
+
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	CPUSeconds float64 `json:"cpu_seconds"` // real CPU time of the controller
+	// HeldBack is the controller's own count of requests its limiter held
+	// back (hf_do_requests_held_back_total); NaN when it has none.
+	HeldBack Num `json:"held_back"`
+
+	// Delete times run from the VM's deletion to the droplet's at the fake:
+	// while idle, during the flood, and of all N after the hold.
+	DeleteIdle  Dist `json:"delete_idle"`
+	DeleteFlood Dist `json:"delete_flood"`
+	DeleteAll   Dist `json:"delete_all"`
+	// Deletes whose droplet was still there at the deadline.
+	DeleteIdleMissing  int `json:"delete_idle_missing"`
+	DeleteFloodMissing int `json:"delete_flood_missing"`
+	DeleteAllMissing   int `json:"delete_all_missing"`
+
+	Droplets   int `json:"droplets"`   // droplets created at the fake
+	Duplicates int `json:"duplicates"` // VMs that got more than one droplet
+	Keys       int `json:"keys"`       // SSH keys at the fake after the flood
+
+	// KubeRequests counts kube-apiserver requests during the scenario (from
+	// the probes on), KubeWrites the mutating ones among them.
+	KubeRequests float64 `json:"kube_requests"`
+	KubeWrites   float64 `json:"kube_writes"`
+	// Real CPU seconds of the control plane during the scenario.
+	APIServerCPU float64 `json:"apiserver_cpu"`
+	EtcdCPU      float64 `json:"etcd_cpu"`
+	RealSeconds  float64 `json:"real_seconds"`
+}
+
+// Num is a float64 that may be unknown (NaN), which JSON shows as null.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+// Report is a whole run.
+type Report struct {
+	Scale       float64 `json:"scale"`
+	HoldSeconds float64 `json:"hold_seconds"`
+	Machine     string  `json:"machine"`
+	// LoadAverages are the 1-minute load at the start and after each scenario.
+	LoadAverages []float64 `json:"load_averages"`
+	Warnings     []string  `json:"warnings,omitempty"`
+	Results      []Result  `json:"results"`
+	Targets      []Target  `json:"targets"`
+}
+
+// Missed reports whether a target failed.
+func (r *Report) Missed() bool {
+	return slices.ContainsFunc(r.Targets, func(t Target) bool { return t.Status == Fail })
+}
+
+// row is one line of a side-by-side table.
+type row struct {
+	label  string
+	format string // for fmt, e.g. "%.1f"
+	value  func(r *Result) float64
+	// noRatio marks rows whose ours/baseline quotient means nothing.
+	noRatio bool
+}
+
+var nan = math.NaN()
+
+func distRows(label string, d func(r *Result) Dist) []row {
+	return []row{
+		{label: label + " p50 (s)", format: "%.2f", value: func(r *Result) float64 { return orNaN(d(r), d(r).P50) }},
+		{label: label + " p95 (s)", format: "%.2f", value: func(r *Result) float64 { return orNaN(d(r), d(r).P95) }},
+		{label: label + " max (s)", format: "%.2f", value: func(r *Result) float64 { return orNaN(d(r), d(r).Max) }},
+	}
+}
+
+func orNaN(d Dist, v float64) float64 {
+	if d.Count == 0 {
+		return nan
+	}
+	return v
+}
+
+func tableRows(endpoints []string) []row {
+	rows := []row{
+		{label: "VMs running", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Running) }},
+	}
+	rows = append(rows, distRows("time-to-running overhead", func(r *Result) Dist { return r.Overhead })...)
+	rows = append(rows,
+		row{label: "  of it before the DO create, p95 (s)", format: "%.2f", value: func(r *Result) float64 { return orNaN(r.BeforeCreate, r.BeforeCreate.P95) }},
+		row{label: "  of it after DO active, p95 (s)", format: "%.2f", value: func(r *Result) float64 { return orNaN(r.AfterActive, r.AfterActive.P95) }},
+		row{label: "wall time to all running (min)", format: "%.2f", value: func(r *Result) float64 { return float64(r.Wall) / 60 }},
+		row{label: "  / rate-limit floor", format: "%.2f", value: func(r *Result) float64 { return float64(r.Wall) / r.Floor }},
+		row{label: "DO requests, all", format: "%.0f", value: func(r *Result) float64 { return float64(sum(r.Requests)) }},
+	)
+	for _, e := range endpoints {
+		rows = append(rows, row{label: "  " + e, format: "%.0f", value: func(r *Result) float64 { return float64(r.Requests[e]) }})
+	}
+	rows = append(rows,
+		row{label: "429 responses", format: "%.0f", value: func(r *Result) float64 { return float64(r.TooMany) }},
+		row{label: "held back by the client limiter", format: "%.0f", value: func(r *Result) float64 { return float64(r.HeldBack) }},
+		row{label: "steady-state requests / VM-hour", format: "%.3f", value: func(r *Result) float64 { return float64(r.PerVMHour) }},
+		row{label: "droplets created", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Droplets) }},
+		row{label: "  VMs with more than one droplet", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Duplicates) }},
+		row{label: "SSH keys at DO after the flood", format: "%.0f", value: func(r *Result) float64 { return float64(r.Keys) }},
+		row{label: "controller peak RSS (MiB)", format: "%.1f", value: func(r *Result) float64 { return r.PeakRSSMiB }},
+		row{label: "controller CPU (s)", format: "%.1f", value: func(r *Result) float64 { return r.CPUSeconds }},
+		row{label: "kube-apiserver requests", format: "%.0f", value: func(r *Result) float64 { return r.KubeRequests }},
+		row{label: "  writes", format: "%.0f", value: func(r *Result) float64 { return r.KubeWrites }},
+		row{label: "kube-apiserver CPU (s)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.APIServerCPU }},
+		row{label: "etcd CPU (s)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.EtcdCPU }},
+	)
+	rows = append(rows, distRows("delete-to-gone idle", func(r *Result) Dist { return r.DeleteIdle })[1:2]...)
+	rows = append(rows, distRows("delete-to-gone in flood", func(r *Result) Dist { return r.DeleteFlood })[1:2]...)
+	rows = append(rows, row{label: "  flood / idle", format: "%.2f", noRatio: true, value: func(r *Result) float64 {
+		return orNaN(r.DeleteIdle, r.DeleteFlood.P95/r.DeleteIdle.P95)
+	}})
+	rows = append(rows, distRows("delete-to-gone, all N", func(r *Result) Dist { return r.DeleteAll })[1:]...)
+	rows = append(rows, row{label: "scenario real time (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RealSeconds / 60 }})
+	return rows
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// WriteTables prints one side-by-side table per N, modes as columns and, when
+// both modes ran, their ratio ours/baseline.
+func WriteTables(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "scale %g (1 real s = %g simulated s); times are simulated; boot delay %v; hold %.0f min\n",
+		rep.Scale, rep.Scale, BootDelay, rep.HoldSeconds/60)
+	if rep.Machine != "" {
+		fmt.Fprintf(w, "machine: %s\n", rep.Machine)
+	}
+	if len(rep.LoadAverages) > 0 {
+		loads := make([]string, len(rep.LoadAverages))
+		for i, l := range rep.LoadAverages {
+			loads[i] = fmt.Sprintf("%.1f", l)
+		}
+		fmt.Fprintf(w, "load average (1 min) at start and after each scenario: %s\n", strings.Join(loads, ", "))
+	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(w, "WARNING: %s\n", warn)
+	}
+	for _, n := range orderedNs(rep.Results) {
+		var cols []*Result
+		for i := range rep.Results {
+			if rep.Results[i].N == n {
+				cols = append(cols, &rep.Results[i])
+			}
+		}
+		writeTable(w, n, cols)
+	}
+}
+
+func orderedNs(results []Result) []int {
+	var ns []int
+	for _, r := range results {
+		if !slices.Contains(ns, r.N) {
+			ns = append(ns, r.N)
+		}
+	}
+	return ns
+}
+
+func writeTable(w io.Writer, n int, cols []*Result) {
+	ours, base := pick(cols, ModeOurs), pick(cols, ModeBaseline)
+	withRatio := ours != nil && base != nil
+	var endpoints []string
+	for _, c := range cols {
+		for e := range c.Requests {
+			if !slices.Contains(endpoints, e) {
+				endpoints = append(endpoints, e)
+			}
+		}
+	}
+	slices.Sort(endpoints)
+
+	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min)\n", n, Floor(n).Minutes())
+	header := []string{""}
+	for _, c := range cols {
+		header = append(header, fmt.Sprintf("%s (keys: %s)", c.Mode, c.KeyScope))
+	}
+	if withRatio {
+		header = append(header, "ours/baseline")
+	}
+	lines := [][]string{header}
+	for _, r := range tableRows(endpoints) {
+		line := []string{r.label}
+		for _, c := range cols {
+			line = append(line, formatValue(r.format, r.value(c)))
+		}
+		if withRatio {
+			line = append(line, formatRatio(r, ours, base))
+		}
+		lines = append(lines, line)
+	}
+	writeAligned(w, lines)
+	for _, c := range cols {
+		for _, note := range c.Notes {
+			fmt.Fprintf(w, "note (%s): %s\n", c.Mode, note)
+		}
+	}
+}
+
+// writeAligned prints the first column left-aligned and the others right-aligned.
+func writeAligned(w io.Writer, lines [][]string) {
+	widths := make([]int, len(lines[0]))
+	for _, line := range lines {
+		for i, cell := range line {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, line := range lines {
+		var b strings.Builder
+		for i, cell := range line {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			if i == 0 {
+				b.WriteString(cell + pad)
+			} else {
+				b.WriteString("  " + pad + cell)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func pick(cols []*Result, m Mode) *Result {
+	for _, c := range cols {
+		if c.Mode == m {
+			return c
+		}
+	}
+	return nil
+}
+
+func formatValue(format string, v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func formatRatio(r row, ours, base *Result) string {
+	if r.noRatio {
+		return ""
+	}
+	o, b := r.value(ours), r.value(base)
+	if math.IsNaN(o) || math.IsNaN(b) || b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", o/b)
+}
+
+// WriteTargets prints one PASS, FAIL or SKIP line per target.
+func WriteTargets(w io.Writer, targets []Target) {
+	fmt.Fprintln(w, "\ntargets")
+	for _, t := range targets {
+		fmt.Fprintf(w, "%-4s  %s: %s\n", t.Status, t.Name, t.Detail)
+	}
+	var missed []string
+	for _, t := range targets {
+		if t.Status == Fail {
+			missed = append(missed, t.Name)
+		}
+	}
+	if len(missed) > 0 {
+		fmt.Fprintf(w, "missed %d of %d targets: %s\n", len(missed), len(targets), strings.Join(missed, "; "))
+	}
+}

@@ -1,0 +1,649 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/rancher/wrangler/v3/pkg/condition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// What the simulated operator sets up in every scenario's namespace.
+const (
+	tokenSecret = "do-token"
+	template    = "ubuntu"
+	envName     = "bench"
+)
+
+// Bounds on waiting for the controller; a scenario that hits one carries on
+// and says so in its notes.
+const (
+	// runSlack is simulated time on top of the floor, and how long no VM may
+	// progress (but at least stallSlack).
+	runSlack = 10 * time.Minute
+	// realSlack and perVMRealSlack are added in real time, for Kubernetes
+	// work, which the scale does not shorten.
+	realSlack      = time.Minute
+	perVMRealSlack = 200 * time.Millisecond
+	// stallSlack is at least as long as the pauses seen in a fleet that did
+	// get there (a minute without progress, then hundreds of VMs at once).
+	stallSlack = 2 * time.Minute
+	// namespaceTimeout bounds waiting for a scenario's namespace to go.
+	namespaceTimeout = 2 * time.Minute
+)
+
+// scenario is one mode at one N, with its own namespace, fake and controller.
+type scenario struct {
+	cfg     *Config
+	env     *testenv.Env
+	bin     string
+	missing map[string]bool
+	mode    Mode
+	n       int
+
+	dir, ns, token string
+	kubeCfg        *rest.Config
+	do             *fake.Server
+	hf             *gargantuasim.Clients
+	hfEnv          *hfv1.Environment
+	droplets       provcontrollers.DropletClient
+	ctrl           *controller
+	track          *tracker
+	floodBegan     time.Time // the flood's first create
+	res            Result
+}
+
+func (s *scenario) logf(format string, args ...any) {
+	fmt.Fprintf(s.cfg.Log, "%s [%s N=%d] %s\n", time.Now().Format("15:04:05"), s.mode, s.n, fmt.Sprintf(format, args...))
+}
+
+func (s *scenario) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.res.Notes = append(s.res.Notes, msg)
+	s.logf("note: %s", msg)
+}
+
+// run measures the scenario. An error means it could not be set up or was
+// interrupted; what the controller fails to do within the bounds is a note.
+func (s *scenario) run(ctx context.Context) (Result, error) {
+	began := time.Now()
+	s.res = Result{Mode: s.mode, N: s.n, Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan)}
+	interrupted := ctx.Err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() { s.tearDown(interrupted() == nil) }()
+	if err := s.setUp(ctx); err != nil {
+		return s.res, err
+	}
+	go s.track.pollFake(ctx)
+	cpu0 := s.controlPlaneCPU()
+	kube0, err := kubeRequests(ctx, s.env.Config())
+	if err != nil {
+		s.note("reading kube-apiserver metrics: %v", err)
+	}
+
+	probes := names("probe", s.cfg.Probes)
+	if err := s.runProbes(ctx, probes); err != nil {
+		return s.res, err
+	}
+	half := len(probes) / 2
+	s.res.DeleteIdle, s.res.DeleteIdleMissing = s.deleteAndWait(ctx, probes[:half])
+	if err := ctx.Err(); err != nil {
+		return s.res, err
+	}
+	s.logf("idle deletes: p95 %.2f s", s.res.DeleteIdle.P95)
+
+	flood := names("vm", s.n)
+	if err := s.runFlood(ctx, flood, probes[half:]); err != nil {
+		return s.res, err
+	}
+	if err := s.hold(ctx); err != nil {
+		return s.res, err
+	}
+	if s.res.Running < s.n {
+		s.floodStats(flood)
+		s.logf("after the hold: %d of %d running", s.res.Running, s.n)
+	}
+	s.res.DeleteAll, s.res.DeleteAllMissing = s.deleteAndWait(ctx, flood)
+	if err := ctx.Err(); err != nil {
+		return s.res, err
+	}
+	s.logf("all deleted: p95 %.2f s, %d not gone", s.res.DeleteAll.P95, s.res.DeleteAllMissing)
+
+	s.finish(ctx, cpu0, kube0)
+	s.res.RealSeconds = time.Since(began).Seconds()
+	return s.res, nil
+}
+
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%05d", prefix, i+1)
+	}
+	return out
+}
+
+func (s *scenario) setUp(ctx context.Context) error {
+	s.ns = fmt.Sprintf("bench-%s-%d-%s", s.mode, s.n, randomHex(3))
+	s.token = "dop_v1_bench_" + randomHex(16)
+	s.dir = filepath.Join(s.cfg.Dir, fmt.Sprintf("%s-%d", s.mode, s.n))
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+
+	c := s.cfg
+	s.do = fake.New(fake.Options{
+		BootDelay: positiveOr(c.toReal(BootDelay), fake.NoDelay),
+		DeleteLag: c.toReal(deleteLag),
+		RateLimits: fake.RateLimits{
+			Disabled:  c.Unlimited,
+			PerMinute: PerMinute, PerHour: PerHour,
+			Minute: c.toReal(time.Minute), Hour: c.toReal(time.Hour),
+			KeyListWindow: c.toReal(time.Minute),
+		},
+	})
+	if err := s.do.Start(); err != nil {
+		return err
+	}
+	s.do.AddAccount(s.token, fake.AccountOptions{DropletLimit: s.n + s.cfg.Probes + 50})
+
+	// The simulated Gargantua must not be what limits the flood.
+	s.kubeCfg = s.env.Config()
+	s.kubeCfg.QPS, s.kubeCfg.Burst = 2000, 4000
+	s.res.KeyScope = KeyScopeVM
+	var extra map[string]string
+	if c.KeyScope[s.mode] == KeyScopeEnvironment {
+		s.res.KeyScope = KeyScopeEnvironment
+		extra = map[string]string{keyScopeConfigKey: KeyScopeEnvironment}
+	}
+	var err error
+	s.hfEnv, err = gargantuasim.CreateSetup(ctx, s.kubeCfg, gargantuasim.Setup{
+		Namespace: s.ns, Token: s.token, TokenSecret: tokenSecret,
+		Template: template, Image: "ubuntu-22-04-x64", Size: "s-1vcpu-1gb", Region: "nyc1", Env: envName,
+		Extra: extra,
+	})
+	if err != nil {
+		return err
+	}
+	if s.hf, err = gargantuasim.NewClients(s.kubeCfg); err != nil {
+		return err
+	}
+	prov, err := provisioning.NewFactoryFromConfig(s.kubeCfg)
+	if err != nil {
+		return err
+	}
+	s.droplets = prov.Provisioning().V1alpha1().Droplet()
+	s.track = newTracker(s.do, s.token)
+	if err := s.track.watchVMs(ctx, s.kubeCfg, s.ns); err != nil {
+		return err
+	}
+
+	port, err := testenv.FreePort()
+	if err != nil {
+		return err
+	}
+	args := c.controllerArgs(s.mode, s.ns, s.env.KubeconfigPath, s.do.URL(), port, s.missing)
+	s.logf("namespace %s; controller %s", s.ns, strings.Join(args[1:], " "))
+	s.ctrl, err = startController(ctx, s.bin, args, port, filepath.Join(s.dir, "controller.log"))
+	return err
+}
+
+func positiveOr(d, otherwise time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return otherwise
+}
+
+func randomHex(bytes int) string {
+	b := make([]byte, bytes)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// tearDown deletes the namespace while the controller still runs, so it can
+// release the finalizers, and unless interrupted waits a while for it to go:
+// otherwise the namespace controller's deletions would load the next scenario.
+func (s *scenario) tearDown(wait bool) {
+	if kube, err := kubernetes.NewForConfig(s.env.Config()); err == nil && s.ns != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), namespaceTimeout)
+		defer cancel()
+		if err := kube.CoreV1().Namespaces().Delete(ctx, s.ns, metav1.DeleteOptions{}); err == nil && wait {
+			for ctx.Err() == nil {
+				if _, err := kube.CoreV1().Namespaces().Get(ctx, s.ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
+	if s.ctrl != nil {
+		s.ctrl.proc.Stop()
+	}
+	if s.do != nil {
+		s.do.Close()
+	}
+}
+
+// runProbes creates the probe VMs and waits until they run; an Environment
+// whose ssh_key_scope the controller rejects falls back to vm.
+func (s *scenario) runProbes(ctx context.Context, probes []string) error {
+	began := time.Now()
+	if err := s.createVMs(ctx, probes, nil); err != nil {
+		return err
+	}
+	var lastCheck time.Time
+	err := s.waitFor(ctx, probes, isRunning, func() error {
+		if s.res.KeyScope != KeyScopeEnvironment || time.Since(lastCheck) < time.Second {
+			return nil
+		}
+		lastCheck = time.Now()
+		if msg := s.keyScopeRejected(); msg != "" {
+			s.note("the controller rejects %s: %s (%q); falling back to vm", keyScopeConfigKey, KeyScopeEnvironment, msg)
+			return s.dropKeyScope()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("probe VMs: %w", err)
+	}
+	s.logf("%d probe VMs running after %.1f s real", len(probes), time.Since(began).Seconds())
+	if keys := len(s.do.Keys(s.token)); s.res.KeyScope == KeyScopeEnvironment && keys >= len(probes) {
+		s.note("%s: %s is not in effect: %d SSH keys at DO for %d VMs", keyScopeConfigKey, KeyScopeEnvironment, keys, len(probes))
+		s.res.KeyScope = KeyScopeVM + " (environment ignored)"
+	}
+	return nil
+}
+
+// keyScopeRejected returns a Droplet's Configured=False message naming
+// ssh_key_scope, if there is one.
+func (s *scenario) keyScopeRejected() string {
+	list, err := s.droplets.List(s.ns, metav1.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	for i := range list.Items {
+		d := &list.Items[i]
+		if condition.Cond(v1alpha1.Configured).IsFalse(d) {
+			if msg := condition.Cond(v1alpha1.Configured).GetMessage(d); strings.Contains(msg, keyScopeConfigKey) {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+func (s *scenario) dropKeyScope() error {
+	env, err := s.hf.Envs.Get(s.ns, envName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	delete(env.Spec.EnvironmentSpecifics, keyScopeConfigKey)
+	if s.hfEnv, err = s.hf.Envs.Update(env); err != nil {
+		return err
+	}
+	s.res.KeyScope = KeyScopeVM + " (environment rejected)"
+	return nil
+}
+
+// createVMs creates VMs as Gargantua does, Concurrency at a time; atHalf is
+// called once half of them exist.
+func (s *scenario) createVMs(ctx context.Context, vms []string, atHalf func()) error {
+	for _, name := range vms {
+		s.track.add(name)
+	}
+	var made atomic.Int64
+	return s.each(ctx, vms, func(name string) error {
+		var err error
+		for attempt := 0; attempt < 5; attempt++ {
+			if _, err = s.hf.CreateVM(s.ns, name, s.hfEnv, template, "digitalocean"); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond) // an overloaded apiserver; Gargantua would retry too
+		}
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		s.track.set(name, func(v *vmTimes) { v.ready = now })
+		if atHalf != nil && made.Add(1) == int64((len(vms)+1)/2) {
+			atHalf()
+		}
+		return nil
+	})
+}
+
+// each runs f on every name, Concurrency at a time, and returns the first error.
+func (s *scenario) each(ctx context.Context, vms []string, f func(name string) error) error {
+	work := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range min(s.cfg.Concurrency, len(vms)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				if err := f(name); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, name := range vms {
+		select {
+		case work <- name:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return cmpErr(first, ctx.Err())
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func isRunning(v *vmTimes) bool { return !v.running.IsZero() }
+func isGone(v *vmTimes) bool    { return !v.gone.IsZero() }
+
+// errGaveUp means the controller did not finish in the bounds.
+var errGaveUp = errors.New("gave up")
+
+// waitFor polls until done holds for every VM. It fails when the controller
+// exits, ctx ends or check fails, and gives up when no VM progressed for
+// runSlack (at least stallSlack) or after a bound for this many VMs.
+func (s *scenario) waitFor(ctx context.Context, vms []string, done func(v *vmTimes) bool, check func() error) error {
+	bound := s.cfg.toReal(Floor(len(vms))+runSlack) + realSlack + time.Duration(len(vms))*perVMRealSlack
+	stall := max(stallSlack, s.cfg.toReal(runSlack))
+	began := time.Now()
+	last, lastChange := -1, began
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		n := s.track.count(vms, done)
+		if n == len(vms) {
+			return nil
+		}
+		if now := time.Now(); n != last {
+			last, lastChange = n, now
+		} else if now.Sub(lastChange) > stall {
+			return fmt.Errorf("%w: stuck at %d of %d for %v", errGaveUp, n, len(vms), stall.Round(time.Second))
+		}
+		if time.Since(began) > bound {
+			return fmt.Errorf("%w: %d of %d after %v", errGaveUp, n, len(vms), bound.Round(time.Second))
+		}
+		if err := s.ctrl.exited(); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// sleep waits d unless the controller exits or ctx ends.
+func (s *scenario) sleep(ctx context.Context, d time.Duration) error {
+	end := time.NewTimer(d)
+	defer end.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if err := s.ctrl.exited(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end.C:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// deleteAndWait deletes the VMs and returns the delete-to-gone times of those
+// whose droplets went, and how many did not in the bounds.
+func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) {
+	err := s.each(ctx, vms, func(name string) error {
+		now := time.Now()
+		s.track.set(name, func(v *vmTimes) { v.deleted = now })
+		if err := s.hf.VMs.Delete(s.ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		s.note("deleting VMs: %v", err)
+	}
+	if err := s.waitFor(ctx, vms, isGone, nil); err != nil {
+		s.note("waiting for the droplets of %d deleted VMs to go: %v", len(vms), err)
+	}
+	var secs []float64
+	for _, v := range s.track.snapshot(vms) {
+		if !v.gone.IsZero() {
+			secs = append(secs, s.cfg.toSim(v.gone.Sub(v.deleted)))
+		}
+	}
+	return Summarize(secs), len(vms) - len(secs)
+}
+
+// runFlood creates the N VMs, deletes the other half of the probes once half
+// of them exist, and waits until all run.
+func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) error {
+	began := time.Now()
+	s.floodBegan = began
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	half, deleted := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(deleted)
+		select {
+		case <-half:
+		case <-ctx.Done():
+			return
+		}
+		s.res.DeleteFlood, s.res.DeleteFloodMissing = s.deleteAndWait(ctx, floodDeletes)
+	}()
+	err := s.createVMs(ctx, flood, func() { close(half) })
+	s.logf("flood: %d VMs created in %.1f s real", len(flood), time.Since(began).Seconds())
+	if err != nil {
+		cancel()
+		<-deleted
+		return fmt.Errorf("creating VMs: %w", err)
+	}
+
+	err = s.waitFor(ctx, flood, isRunning, nil)
+	if err != nil && !errors.Is(err, errGaveUp) {
+		cancel()
+		<-deleted
+		return err
+	}
+	<-deleted
+	s.logf("flood deletes: p95 %.2f s", s.res.DeleteFlood.P95)
+	s.floodStats(flood)
+	if s.res.Running < len(flood) {
+		s.note("flood: %v; VMs that ran later, during the hold, are counted (the hold is then no steady state)", err)
+	}
+	s.res.Keys = len(s.do.Keys(s.token))
+	s.logf("flood: %d of %d running after %.2f sim min (floor %.2f), p95 overhead %.2f s",
+		s.res.Running, len(flood), float64(s.res.Wall)/60, s.res.Floor/60, s.res.Overhead.P95)
+	return nil
+}
+
+// floodStats computes the flood's figures from the VMs that run by now; the
+// informer keeps stamping, so calling it again later counts late VMs too.
+func (s *scenario) floodStats(flood []string) {
+	boot := s.cfg.toReal(BootDelay)
+	var overhead, before, after []float64
+	var last time.Time
+	s.res.Running = 0
+	for _, v := range s.track.snapshot(flood) {
+		if v.running.IsZero() {
+			continue
+		}
+		s.res.Running++
+		if v.running.After(last) {
+			last = v.running
+		}
+		overhead = append(overhead, s.cfg.toSim(v.running.Sub(v.ready)-boot))
+		if !v.created.IsZero() {
+			before = append(before, s.cfg.toSim(v.created.Sub(v.ready)))
+			after = append(after, s.cfg.toSim(v.running.Sub(v.active)))
+		}
+	}
+	s.res.Overhead, s.res.BeforeCreate, s.res.AfterActive = Summarize(overhead), Summarize(before), Summarize(after)
+	s.res.Wall = Num(nan)
+	if s.res.Running == len(flood) {
+		s.res.Wall = Num(s.cfg.toSim(last.Sub(s.floodBegan)))
+	}
+}
+
+// hold lets the fleet sit for the simulated hold and counts its requests.
+func (s *scenario) hold(ctx context.Context) error {
+	if s.cfg.Hold == 0 {
+		return nil
+	}
+	before := byEndpoint(s.do.RequestCounts())
+	began := time.Now()
+	s.logf("holding for %v simulated (%v real)", s.cfg.Hold, s.cfg.toReal(s.cfg.Hold).Round(time.Second))
+	if err := s.sleep(ctx, s.cfg.toReal(s.cfg.Hold)); err != nil {
+		return err
+	}
+	s.res.HoldSeconds = s.cfg.toSim(time.Since(began))
+	s.res.HoldRequests = byEndpoint(s.do.RequestCounts())
+	for e, n := range before {
+		s.res.HoldRequests[e] -= n
+	}
+	s.res.PerVMHour = Num(float64(sum(s.res.HoldRequests)) / float64(s.n) / (s.res.HoldSeconds / 3600))
+	s.logf("hold: %d requests, %.3f per VM-hour", sum(s.res.HoldRequests), s.res.PerVMHour)
+	return nil
+}
+
+// byEndpoint folds the fake's counts by endpoint and status into counts by endpoint.
+func byEndpoint(counts map[string]int) map[string]int {
+	out := map[string]int{}
+	for key, n := range counts {
+		out[endpointOf(key)] += n
+	}
+	return out
+}
+
+// endpointOf strips the status from a fake.RequestRecord.CountKey.
+func endpointOf(countKey string) string {
+	i := strings.LastIndexByte(countKey, ' ')
+	if i < 0 {
+		return countKey
+	}
+	return countKey[:i]
+}
+
+func tooMany(counts map[string]int) int {
+	n := 0
+	for key, c := range counts {
+		if strings.HasSuffix(key, " 429") {
+			n += c
+		}
+	}
+	return n
+}
+
+// finish reads what is measured over the whole scenario, while the controller still runs.
+func (s *scenario) finish(ctx context.Context, cpu0, kube0 map[string]float64) {
+	if st, err := readProcStats(s.ctrl.proc.Pid()); err != nil {
+		s.note("reading the controller's /proc: %v", err)
+	} else {
+		s.res.PeakRSSMiB, s.res.CPUSeconds = st.PeakRSSMiB, st.CPUSeconds
+	}
+	heldBack, err := s.ctrl.scrapeMetrics(ctx, filepath.Join(s.dir, "metrics.txt"))
+	if err != nil {
+		s.note("scraping the controller's metrics: %v", err)
+	}
+	s.res.HeldBack = Num(heldBack)
+	counts := s.do.RequestCounts()
+	s.res.Requests, s.res.TooMany = byEndpoint(counts), tooMany(counts)
+	cpu1 := s.controlPlaneCPU()
+	s.res.APIServerCPU = cpu1["kube-apiserver"] - cpu0["kube-apiserver"]
+	s.res.EtcdCPU = cpu1["etcd"] - cpu0["etcd"]
+	if kube1, err := kubeRequests(ctx, s.env.Config()); err != nil {
+		s.note("reading kube-apiserver metrics: %v", err)
+	} else {
+		s.recordKubeRequests(diffCounts(kube0, kube1))
+	}
+
+	ids := map[int]bool{}
+	for _, v := range s.track.snapshot(append(names("probe", s.cfg.Probes), names("vm", s.n)...)) {
+		for id := range v.dropletIDs {
+			ids[id] = true
+		}
+		if len(v.dropletIDs) > 1 {
+			s.res.Duplicates++
+		}
+	}
+	s.res.Droplets = len(ids)
+}
+
+// recordKubeRequests sums the scenario's kube-apiserver requests and keeps
+// them by verb and resource in kube-requests.txt, most first.
+func (s *scenario) recordKubeRequests(counts map[string]float64) {
+	keys := make([]string, 0, len(counts))
+	for k, v := range counts {
+		keys = append(keys, k)
+		s.res.KubeRequests += v
+		if isWrite(k) {
+			s.res.KubeWrites += v
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(counts[b], counts[a]) })
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%8.0f  %s\n", counts[k], k)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "kube-requests.txt"), []byte(b.String()), 0o644); err != nil {
+		s.note("%v", err)
+	}
+}
+
+func (s *scenario) controlPlaneCPU() map[string]float64 {
+	out := map[string]float64{}
+	for name, pid := range s.env.Pids() {
+		if cpu, err := cpuSeconds(pid); err == nil {
+			out[name] = cpu
+		}
+	}
+	return out
+}
