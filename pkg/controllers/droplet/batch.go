@@ -43,16 +43,24 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 	if err != nil {
 		return nil
 	}
-	key := batchKey(d)
+	key := ""
 	var mates []*v1alpha1.Droplet
 	for _, m := range all {
-		if _, busy := h.inBatch.Load(objectKey(m)); busy || m.Name == d.Name || !freshForCreate(m) || !hasFinalizer(m, CleanupHandlerName) {
+		// Cheap checks first: batchKey encodes the whole request, and with
+		// per-VM keys (different KeyRefs) no Droplet is ever a mate.
+		if _, busy := h.inBatch.Load(objectKey(m)); busy || m.Name == d.Name || !slices.Equal(m.Spec.KeyRefs, d.Spec.KeyRefs) ||
+			!freshForCreate(m) || !hasFinalizer(m, CleanupHandlerName) {
 			continue
 		}
-		if _, created := h.created.Load(vmUID(m)); created || batchKey(m) != key {
+		if _, created := h.created.Load(vmUID(m)); created {
 			continue
 		}
-		mates = append(mates, m)
+		if key == "" {
+			key = batchKey(d)
+		}
+		if batchKey(m) == key {
+			mates = append(mates, m)
+		}
 	}
 	slices.SortFunc(mates, func(a, b *v1alpha1.Droplet) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	return mates[:min(len(mates), maxBatch-1)]

@@ -183,17 +183,19 @@ func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
 
 // failCreate records a failed create and says when to look again.
 func (h *handler) failCreate(d *v1alpha1.Droplet, err error) time.Duration {
-	after := h.failDO(d, v1alpha1.Created, err)
 	f := digitalocean.Classify(err)
+	reason, message := f.Reason, f.Message
+	if f.Reason == "Unavailable" {
+		// No answer or a 5xx: the droplet may exist.
+		reason, message = reasonCreateUnconfirmed, f.Message+"; the droplet may exist, so it is looked for before any new create"
+	}
+	after := h.recordFailure(d, v1alpha1.Created, f, reason, message)
 	if f.Permanent {
 		h.refused.Store(objectKey(d), refusal{generation: d.Generation, at: time.Now()})
 		after = min(after, refusedCreatePause)
 	}
 	if f.Reason == "Unavailable" {
-		// No answer or a 5xx: the droplet may exist; give the tag
-		// listing time to show it before the next pass looks.
-		h.transition(d, v1alpha1.Created, false, reasonCreateUnconfirmed,
-			f.Message+"; the droplet may exist, so it is looked for before any new create")
+		// Give the tag listing time to show it before the next pass looks.
 		after = max(after, digitalocean.CreateSettle)
 	}
 	return after
@@ -362,9 +364,15 @@ func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, strin
 // failDO records a DigitalOcean error on cond and says when to look again.
 func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) time.Duration {
 	f := digitalocean.Classify(err)
+	return h.recordFailure(d, cond, f, f.Reason, f.Message)
+}
+
+// recordFailure records f on cond under reason and message (one condition
+// change, so one Event) and says when to look again.
+func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digitalocean.Failure, reason, message string) time.Duration {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", f.Reason).Warn(f.Message)
-	h.transition(d, cond, false, f.Reason, f.Message)
+	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
+	h.transition(d, cond, false, reason, message)
 	return h.backoff.Delay(objectKey(d), f)
 }
 

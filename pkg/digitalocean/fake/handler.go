@@ -91,16 +91,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, pattern string, h
 
 	rep := h(&call{acc: acc, r: r, now: s.now(), rule: rule})
 
-	if rep.status < 400 && !s.holds.wait(r, pattern, afterApply) {
-		rec.Status = rep.status
-		rec.Dropped = true
-		rec.Duration = time.Since(start)
-		s.records.add(rec)
-		dropConnection(w)
-		return
-	}
-
-	if hasRule && s.faults.chance(rule.DropResponseAfterApply) {
+	// Applied, then unanswered: the client left during a hold, or a fault.
+	lost := rep.status < 400 && !s.holds.wait(r, pattern, afterApply)
+	if lost || (hasRule && s.faults.chance(rule.DropResponseAfterApply)) {
 		rec.Status = rep.status
 		rec.Dropped = true
 		rec.Duration = time.Since(start)
