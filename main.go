@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.StringVar(&opts.InstallationID, "installation-id", os.Getenv("HF_DO_INSTALLATION_ID"), "tag value telling this installation's droplets apart; defaults to the namespace")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", envBool("HF_DO_LEADER_ELECT", false), "elect a leader so several replicas are safe (env HF_DO_LEADER_ELECT)")
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")
-	fs.DurationVar(&opts.BootResync, "boot-resync", 5*time.Second, "how often a booting droplet is re-read")
+	fs.DurationVar(&opts.BootResync, "boot-resync", time.Second, "how often a booting droplet is re-read")
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
 	fs.DurationVar(&opts.SweepInterval, "sweep-interval", 10*time.Minute, "how often droplets and keys whose VM is gone are looked for")
 	fs.DurationVar(&opts.OrphanGrace, "orphan-grace", 10*time.Minute, "how old an orphaned droplet or key must be before it is deleted")

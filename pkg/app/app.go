@@ -70,7 +70,7 @@ func (o *Options) defaults() {
 		o.LeaseName = DefaultLeaseName
 	}
 	if o.BootResync <= 0 {
-		o.BootResync = 5 * time.Second
+		o.BootResync = time.Second
 	}
 	if o.ActiveResync <= 0 {
 		o.ActiveResync = time.Minute

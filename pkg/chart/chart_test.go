@@ -355,7 +355,7 @@ func TestContainerArgs(t *testing.T) {
 			"--workers=5",
 			"--log-level=info",
 			"--log-format=text",
-			"--boot-resync=5s",
+			"--boot-resync=1s",
 			"--active-resync=1m",
 			"--metrics-addr=", // metrics and probes off: no listener
 		}

@@ -1,11 +1,8 @@
 package droplet
 
 import (
-	"context"
-	"fmt"
 	"time"
 
-	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
@@ -13,11 +10,12 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// deletePoll is how soon a deletion is checked again.
-const deletePoll = 2 * time.Second
+// batchPoll is how soon a Droplet that another worker's multi-create is
+// sending is looked at again.
+const batchPoll = time.Second
 
-// cleanup deletes the droplet in DigitalOcean and lets the Droplet go only
-// once DigitalOcean confirms it is gone.
+// cleanup deletes the droplet in DigitalOcean and lets the Droplet go once
+// DigitalOcean has accepted every delete.
 func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 	log := logrus.WithField("vm", d.Spec.VirtualMachine)
 	if vm := h.vmOf(d); vm != nil && vm.DeletionTimestamp == nil {
@@ -30,17 +28,23 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		log.Info("Droplet object deleted while its VM exists; keeping the droplet for re-adoption")
 		return d, nil
 	}
+	if _, busy := h.inBatch.Load(objectKey(d)); busy {
+		// Its create is on the wire; what it made is known once it answers.
+		h.droplets.EnqueueAfter(d.Namespace, d.Name, batchPoll)
+		return d, generic.ErrSkip
+	}
 	uid := vmUID(d)
 	_, createdHere := h.created.Load(uid)
 	if d.Spec.Name == "" || (!createdHere && !v1alpha1.MayExistInDigitalOcean(d)) {
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
 		// condition, e.g. Configured, says nothing about DigitalOcean.)
-		h.backoff.Reset(objectKey(d))
+		h.forget(d)
 		return d, nil
 	}
 	if v1alpha1.ForceReleaseRequested(d) {
 		h.forceRelease(d)
+		h.forget(d)
 		return d, nil
 	}
 
@@ -54,61 +58,24 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 
-	// Delete every droplet that carries the VM's UID tag, not only the one in
-	// the status: a create may have reached DigitalOcean without its answer
-	// reaching us (no ID in the status), and should a second droplet ever
-	// exist for the VM, it must not outlive the VM either.
-	var ids []int
-	seen := map[int]bool{0: true}
-	add := func(id int) {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	add(d.Status.DropletID)
-	if id, ok := h.created.Load(uid); ok {
-		add(id.(int))
-	}
-	add(knownDropletID(h.vmOf(d)))
-	if d.Status.CreateBatch != "" {
+	targets := h.deleteTargets(d)
+	if d.Status.CreateBatch != "" && len(targets.ids) == 0 {
+		// A multi-create whose answer never came: its droplet is known only by
+		// its name among the batch's.
 		found, err := findInBatch(ctx, client, d)
 		if err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
 		if found != nil {
-			add(found.ID)
+			targets.add(found.ID)
 		}
 	}
-	if uid != "" {
-		found, err := digitalocean.ListByTag(ctx, client, digitalocean.VMTag(uid))
-		if err != nil {
+	if reaped, ok := h.reaped.Load(uid); !ok || !reaped.(deleteTargets).equal(targets) {
+		if err := targets.send(ctx, client); err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
-		for _, f := range found {
-			add(f.ID)
-		}
-		h.backoff.Reset(objectKey(d)) // it answered; see create
 	}
-
-	remaining := 0
-	for _, id := range ids {
-		gone, err := deleteDroplet(ctx, client, id)
-		if err != nil {
-			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
-		}
-		h.backoff.Reset(objectKey(d))
-		if !gone {
-			remaining++
-		}
-	}
-	if remaining > 0 {
-		h.transition(d, v1alpha1.Deleting, true, "Deleting", fmt.Sprintf("waiting for DigitalOcean to delete %d droplet(s)", remaining))
-		return h.wait(orig, d, deletePoll)
-	}
-	h.created.Delete(uid)
-	h.refused.Delete(objectKey(d))
-	h.backoff.Reset(objectKey(d))
+	h.forget(d)
 	if d.DeletionTimestamp != nil {
 		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())
 	}
@@ -116,17 +83,12 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	return d, nil
 }
 
-// deleteDroplet deletes id and reports whether DigitalOcean confirms it gone.
-func deleteDroplet(ctx context.Context, client *godo.Client, id int) (bool, error) {
-	if _, err := client.Droplets.Delete(ctx, id); err != nil && !digitalocean.IsNotFound(err) {
-		return false, err
-	}
-	if _, _, err := client.Droplets.Get(ctx, id); digitalocean.IsNotFound(err) {
-		return true, nil
-	} else if err != nil {
-		return false, err
-	}
-	return false, nil
+// forget drops what this process remembers of a Droplet that is going.
+func (h *handler) forget(d *v1alpha1.Droplet) {
+	h.created.Delete(vmUID(d))
+	h.reaped.Delete(vmUID(d))
+	h.refused.Delete(objectKey(d))
+	h.backoff.Reset(objectKey(d))
 }
 
 // wait keeps the finalizer, records the status and looks again later.

@@ -60,6 +60,8 @@ type handler struct {
 	inBatch sync.Map
 	// refused remembers creates DigitalOcean refused, by object key.
 	refused sync.Map
+	// reaped holds, by VM UID, the deleteTargets the reaper deleted.
+	reaped sync.Map
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
 	// fleet serves the batched resync; nil when each droplet is read alone.
@@ -81,6 +83,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	}
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())
 
 	// A Key that becomes ready unblocks the droplets made with it.
 	relatedresource.Watch(ctx, "droplet-from-key", keyUsers(droplets.Cache()), droplets, keys)

@@ -29,6 +29,11 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	if d == nil || d.DeletionTimestamp != nil || d.Spec.Name == "" {
 		return d, nil
 	}
+	if vm := h.vmOf(d); vm != nil && vm.DeletionTimestamp != nil {
+		// Nothing to create or re-read: the VM's cleanup deletes this Droplet
+		// next, and the reaper may have deleted its droplet already.
+		return d, nil
+	}
 	orig := d
 	d = d.DeepCopy()
 	client, err := h.client(d)
@@ -285,13 +290,13 @@ func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (
 
 // refresh re-reads the droplet and schedules the next read.
 func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
-	// A list is shared: up to half a period old for active droplets, so a
-	// change reaches its Droplet within one period; a whole boot period old
-	// while booting, when lists are frequent and each costs a request per
-	// 200 droplets of the token.
+	// A list is shared, and may be up to one period old: each costs a
+	// request per 200 droplets of the token, and every Droplet whose droplet
+	// a new list shows changed is enqueued at once, so a change still
+	// reaches its Droplet within about one period.
 	maxAge := h.opts.BootResync
 	if v1alpha1.Ready.IsTrue(d) {
-		maxAge = h.opts.ActiveResync / 2
+		maxAge = h.opts.ActiveResync
 	}
 	current, err := h.read(ctx, client, d.Status.DropletID, maxAge)
 	if digitalocean.IsNotFound(err) {
@@ -343,6 +348,9 @@ func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
 	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
 	if ready {
 		h.transition(d, v1alpha1.Ready, true, "Active", "droplet is active at "+d.Status.PublicIPv4)
+	} else if !v1alpha1.Ready.IsTrue(d) {
+		// Booting is the expected way to Active, not a problem: no Event.
+		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
 	} else {
 		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
 	}
@@ -391,6 +399,12 @@ func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message
 	return nil
 }
 
+// transition records a condition change as an Event on the Droplet, and on
+// its VM too when it is a problem: the VM's own Events tell its progress.
 func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
+	if ok {
+		events.Transition(h.recorder, d, cond, ok, reason, message, d)
+		return
+	}
 	events.Transition(h.recorder, d, cond, ok, reason, message, d, h.vmOf(d))
 }

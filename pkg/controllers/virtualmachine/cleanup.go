@@ -38,9 +38,7 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 
 	deleting := false
 	for _, c := range h.children(vm) {
-		// Read from the API, not the cache: releasing the finalizer early on a
-		// stale cache would be the one unrecoverable mistake here.
-		obj, what, err := c.get()
+		obj, what, err := c.read()
 		if apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
@@ -97,25 +95,48 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 
 // child is a Droplet or Key the VM waits for.
 type child struct {
-	// get reads it from the API and says what force-releasing it may leave
-	// in DigitalOcean.
-	get    func() (metav1.Object, string, error)
-	patch  func(mergePatch []byte) error
-	delete func() error
+	// cached and get read it from the cache and from the API, and say what
+	// force-releasing it may leave in DigitalOcean.
+	cached, get func() (metav1.Object, string, error)
+	patch       func(mergePatch []byte) error
+	delete      func() error
+}
+
+// read is the child as the cache has it, while the cache has it. Its
+// absence is confirmed by the API: releasing the finalizer early on a stale
+// cache would be the one unrecoverable mistake here.
+func (c child) read() (metav1.Object, string, error) {
+	obj, what, err := c.cached()
+	if apierrors.IsNotFound(err) {
+		return c.get()
+	}
+	return obj, what, err
 }
 
 func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 	ns, name := vm.Namespace, vm.Name
+	describeDroplet := func(d *v1alpha1.Droplet, err error) (metav1.Object, string, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		if d.Status.DropletID != 0 {
+			return d, fmt.Sprintf("droplet %d", d.Status.DropletID), nil
+		}
+		return d, "the droplet tagged " + digitalocean.VMTag(string(vm.UID)) + ", if one was made,", nil
+	}
+	describeKey := func(k *v1alpha1.Key, err error) (metav1.Object, string, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		if k.Status.KeyID != 0 {
+			return k, fmt.Sprintf("SSH key %d", k.Status.KeyID), nil
+		}
+		return k, "its SSH key", nil
+	}
 	return []child{{
+		cached: func() (metav1.Object, string, error) { return describeDroplet(h.droplets.Cache().Get(ns, name)) },
 		get: func() (metav1.Object, string, error) {
-			d, err := h.droplets.Get(ns, name, metav1.GetOptions{})
-			if err != nil {
-				return nil, "", err
-			}
-			if d.Status.DropletID != 0 {
-				return d, fmt.Sprintf("droplet %d", d.Status.DropletID), nil
-			}
-			return d, "the droplet tagged " + digitalocean.VMTag(string(vm.UID)) + ", if one was made,", nil
+			return describeDroplet(h.droplets.Get(ns, name, metav1.GetOptions{}))
 		},
 		patch: func(p []byte) error {
 			_, err := h.droplets.Patch(ns, name, types.MergePatchType, p)
@@ -123,16 +144,8 @@ func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 		},
 		delete: func() error { return h.droplets.Delete(ns, name, nil) },
 	}, {
-		get: func() (metav1.Object, string, error) {
-			k, err := h.keys.Get(ns, name, metav1.GetOptions{})
-			if err != nil {
-				return nil, "", err
-			}
-			if k.Status.KeyID != 0 {
-				return k, fmt.Sprintf("SSH key %d", k.Status.KeyID), nil
-			}
-			return k, "its SSH key", nil
-		},
+		cached: func() (metav1.Object, string, error) { return describeKey(h.keys.Cache().Get(ns, name)) },
+		get:    func() (metav1.Object, string, error) { return describeKey(h.keys.Get(ns, name, metav1.GetOptions{})) },
 		patch: func(p []byte) error {
 			_, err := h.keys.Patch(ns, name, types.MergePatchType, p)
 			return err

@@ -1,0 +1,132 @@
+package droplet
+
+import (
+	"context"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+const (
+	reaperWorkers = 2
+	// reaperAttempts bounds the retries of one VM's early delete; the
+	// Droplet's cleanup deletes in any case.
+	reaperAttempts = 5
+)
+
+// reaper deletes a deleted VM's droplet in DigitalOcean as soon as the VM's
+// deletion is seen. The Droplet's own cleanup runs only after the VM's
+// cleanup has deleted the Droplet, and both wait their turn in queues that
+// a flood of new VMs fills (first in, first out); this queue only ever holds
+// deletions. The cleanup still owns the finalizers: it finds the same
+// targets deleted and sends nothing again, or deletes what appeared since.
+type reaper struct {
+	h     *handler
+	queue workqueue.TypedDelayingInterface[string]
+	// failures counts each VM's failed attempts in a row.
+	failures workqueue.TypedRateLimiter[string]
+	synced   []cache.InformerSynced
+}
+
+func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.SharedIndexInformer) {
+	r := &reaper{h: h, synced: []cache.InformerSynced{vms.HasSynced, droplets.HasSynced, secrets.HasSynced},
+		queue:    workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "droplet-reaper"}),
+		failures: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
+	_, _ = vms.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: beingDeleted,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    r.enqueue,
+			UpdateFunc: func(_, obj any) { r.enqueue(obj) },
+		},
+	})
+	go func() {
+		<-ctx.Done()
+		r.queue.ShutDown()
+	}()
+	for range reaperWorkers {
+		go r.run(ctx)
+	}
+}
+
+func beingDeleted(obj any) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetDeletionTimestamp() != nil
+}
+
+func (r *reaper) enqueue(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		r.queue.Add(key)
+	}
+}
+
+func (r *reaper) run(ctx context.Context) {
+	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
+		return
+	}
+	for {
+		key, shutdown := r.queue.Get()
+		if shutdown {
+			return
+		}
+		if retry := r.reap(key); retry > 0 && r.failures.NumRequeues(key) < reaperAttempts {
+			r.failures.When(key) // counts the attempt; the delay is DigitalOcean's
+			r.queue.AddAfter(key, retry)
+		} else {
+			r.failures.Forget(key)
+		}
+		r.queue.Done(key)
+	}
+}
+
+// reap deletes the droplets of the deleted VM key and says when to try
+// again after a failure (0: done, or left to the Droplet's cleanup).
+func (r *reaper) reap(key string) time.Duration {
+	h := r.h
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0
+	}
+	vm, err := h.vms.Get(namespace, name)
+	if err != nil || vm.DeletionTimestamp == nil || v1alpha1.ForceReleaseRequested(vm) {
+		return 0
+	}
+	d, err := h.droplets.Cache().Get(namespace, name)
+	if err != nil || !reapable(vm, d) {
+		return 0
+	}
+	if _, busy := h.inBatch.Load(objectKey(d)); busy {
+		return 0
+	}
+	targets := h.deleteTargets(d)
+	if reaped, ok := h.reaped.Load(vmUID(d)); ok && reaped.(deleteTargets).equal(targets) {
+		return 0
+	}
+	client, err := h.client(d)
+	if err != nil {
+		return 0 // the cleanup records why
+	}
+	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
+	defer cancel()
+	log := logrus.WithField("vm", vm.Name)
+	if err := targets.send(ctx, client); err != nil {
+		f := digitalocean.Classify(err)
+		log.WithField("reason", f.Reason).Info("early droplet delete failed; retrying: " + f.Message)
+		return f.RetryAfter
+	}
+	h.reaped.Store(vmUID(d), targets)
+	log.WithField("droplet", d.Status.DropletID).Info("VM deleted; droplet deleted in DigitalOcean")
+	return 0
+}
+
+// reapable: d is vm's, was created (its answer is on record, so no create
+// of it is in flight) and is not to be released by force.
+func reapable(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) bool {
+	return d.Spec.Name != "" && vmUID(d) == string(vm.UID) && d.Status.DropletID != 0 &&
+		v1alpha1.Created.IsTrue(d) && !v1alpha1.ForceReleaseRequested(d)
+}
