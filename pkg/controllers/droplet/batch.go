@@ -151,10 +151,13 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 // writeMate writes a batch member's status; should that fail, its intent
 // and batch tag are on record, and its next pass adopts by the tag.
 func (h *handler) writeMate(m *v1alpha1.Droplet) {
-	if _, err := h.droplets.UpdateStatus(m); err != nil {
+	written, err := h.droplets.UpdateStatus(m)
+	if err != nil {
 		logrus.WithField("vm", m.Spec.VirtualMachine).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
 		h.droplets.Enqueue(m.Namespace, m.Name)
+		return
 	}
+	h.noteRecorded(written)
 }
 
 // findInBatch is the droplet named like d among those of its batch.

@@ -87,6 +87,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 func (h *handler) forget(d *v1alpha1.Droplet) {
 	h.created.Delete(vmUID(d))
 	h.reaped.Delete(vmUID(d))
+	h.recorded.Delete(d.UID)
 	h.refused.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
 }

@@ -60,6 +60,10 @@ type handler struct {
 	inBatch sync.Map
 	// refused remembers creates DigitalOcean refused, by object key.
 	refused sync.Map
+	// recorded holds the UIDs of Droplets whose droplet ID this process
+	// wrote, so that a cached copy from before that write is not taken for
+	// a Droplet that still needs its droplet.
+	recorded sync.Map
 	// reaped holds, by VM UID, the deleteTargets the reaper deleted.
 	reaped sync.Map
 	// backoff spaces out each Droplet's retries after transient failures.

@@ -42,6 +42,12 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	}
 	var requeue time.Duration
 	if d.Status.DropletID == 0 {
+		if _, stale := h.recorded.Load(d.UID); stale {
+			// This process wrote the droplet's ID already and the cache lags:
+			// the watch brings that copy, and looking the droplet up again
+			// now would cost a request and a conflicting write.
+			return orig, nil
+		}
 		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
 		defer cancel()
 		requeue, err = h.create(ctx, client, d)
@@ -56,6 +62,13 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	return h.finish(orig, d, nil, requeue)
 }
 
+// noteRecorded remembers that d's droplet ID is written.
+func (h *handler) noteRecorded(d *v1alpha1.Droplet) {
+	if d.Status.DropletID != 0 {
+		h.recorded.Store(d.UID, true)
+	}
+}
+
 // finish writes a changed status, schedules the next look and passes on err.
 func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
 	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
@@ -67,6 +80,7 @@ func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.D
 			return orig, uerr
 		}
 		d = updated
+		h.noteRecorded(d)
 	}
 	if err != nil {
 		return d, err
