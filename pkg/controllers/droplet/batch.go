@@ -18,6 +18,10 @@ import (
 // maxBatch is DigitalOcean's limit of names per multi-create request.
 const maxBatch = 10
 
+// batchPoll is how soon a Droplet that another worker's multi-create is
+// sending is looked at again.
+const batchPoll = time.Second
+
 // batchKey is equal for Droplets whose create requests differ only in
 // name and per-VM tags, so one multi-create can make them all. Droplets
 // with keys of their own never share one: a per-VM key keeps them single.

@@ -10,10 +10,6 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// batchPoll is how soon a Droplet that another worker's multi-create is
-// sending is looked at again.
-const batchPoll = time.Second
-
 // cleanup deletes the droplet in DigitalOcean and lets the Droplet go once
 // DigitalOcean has accepted every delete.
 func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {

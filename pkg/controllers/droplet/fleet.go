@@ -58,14 +58,15 @@ func newFleet(ctx context.Context, tag string, changed func(ids []int)) *fleet {
 	return &fleet{ctx: ctx, tag: tag, changed: changed, byToken: map[*godo.Client]*fleetList{}}
 }
 
-// get returns droplet id as listed no longer than maxAge ago, listing again
-// when the last list is older. A nil droplet means the list lacks it: gone,
-// or too new to be listed yet; the caller asks for it by id.
-func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration) (*godo.Droplet, error) {
+// get returns droplet id as listed no longer than maxAge ago, and not
+// before notBefore (a list older than the droplet cannot show it), listing
+// again when the last list is older. A nil droplet means the list lacks it:
+// gone, or too new to be listed yet; the caller asks for it by id.
+func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time) (*godo.Droplet, error) {
 	f.mu.Lock()
 	list := f.byToken[client]
 	f.mu.Unlock()
-	if list == nil || time.Since(list.taken) >= maxAge {
+	if list == nil || time.Since(list.taken) >= maxAge || list.taken.Before(notBefore) {
 		var err error
 		if list, err = f.relist(client); err != nil {
 			return nil, err

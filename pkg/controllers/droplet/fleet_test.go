@@ -45,7 +45,7 @@ func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []i
 func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 	do, client, f, ids, _ := newFleetWorld(t, 450)
 	for _, id := range ids {
-		d, err := f.get(client, id, time.Hour)
+		d, err := f.get(client, id, time.Hour, time.Time{})
 		if err != nil || d == nil || d.ID != id {
 			t.Fatalf("droplet %d: %v, %v", id, d, err)
 		}
@@ -58,7 +58,7 @@ func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 		t.Errorf("%d single GETs, want none", n)
 	}
 	// Older than the period asked for: listed again, once.
-	if _, err := f.get(client, ids[0], 0); err != nil {
+	if _, err := f.get(client, ids[0], 0, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 6 {
@@ -68,7 +68,7 @@ func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 
 func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 	do, client, f, ids, changes := newFleetWorld(t, 5)
-	if _, err := f.get(client, ids[0], time.Hour); err != nil {
+	if _, err := f.get(client, ids[0], time.Hour, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(*changes) != 0 {
@@ -80,7 +80,7 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 	if _, err := client.Droplets.Delete(context.Background(), ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.get(client, ids[1], 0)
+	d, err := f.get(client, ids[1], 0, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 		t.Errorf("changed ids %v, want the one with a new IP and the deleted one %v", got, want)
 	}
 	// A droplet the list lacks comes back nil, for the caller to GET.
-	if d, err := f.get(client, ids[2], time.Hour); err != nil || d != nil {
+	if d, err := f.get(client, ids[2], time.Hour, time.Time{}); err != nil || d != nil {
 		t.Errorf("deleted droplet: %v, %v; want nil, nil", d, err)
 	}
 }
@@ -110,5 +110,29 @@ func TestChangedIDsSeesNewDroplets(t *testing.T) {
 	after.droplets[1].Status = "active"
 	if got := slices.Sorted(slices.Values(changedIDs(before, after))); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("changedIDs after a status change = %v, want [1 2]", got)
+	}
+}
+
+func TestFleetRelistsForADropletNewerThanTheList(t *testing.T) {
+	do, client, f, ids, _ := newFleetWorld(t, 3)
+	if _, err := f.get(client, ids[0], time.Hour, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	newID := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag}}).ID
+	// The list is fresh for maxAge, but older than the droplet: listed again.
+	d, err := f.get(client, newID, time.Hour, time.Now())
+	if err != nil || d == nil || d.ID != newID {
+		t.Fatalf("new droplet: %v, %v; want it from a new list", d, err)
+	}
+	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 2 {
+		t.Errorf("%d list requests, want 2: one more for the new droplet", n)
+	}
+	// Others are served by that list: no more requests.
+	if _, err := f.get(client, ids[1], time.Hour, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(do.RequestCounts()); n != 1 {
+		t.Errorf("requests %v, want list requests only", do.RequestCounts())
 	}
 }

@@ -126,8 +126,10 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
 	}
 	if _, busy := h.inBatch.Load(objectKey(d)); busy {
-		// Another worker's multi-create is sending it; its status write re-queues it.
-		return 0, nil
+		// Another worker's multi-create is sending it. Its status write
+		// re-queues it, but a write that fails, or a claim that ends without
+		// one (the intent's write conflicted), would leave it waiting forever.
+		return batchPoll, nil
 	}
 	if wait := max(settling(d), h.refusedPause(d)); wait > 0 {
 		return wait, nil
@@ -312,7 +314,12 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if v1alpha1.Ready.IsTrue(d) {
 		maxAge = h.opts.ActiveResync
 	}
-	current, err := h.read(ctx, client, d.Status.DropletID, maxAge)
+	current, err := h.read(ctx, client, d, maxAge)
+	if _, held := digitalocean.HeldBack(err); held {
+		// Not a problem of the droplet's: this controller chose to wait for
+		// room in the token's budget. Nothing to record.
+		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
+	}
 	if digitalocean.IsNotFound(err) {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
@@ -334,18 +341,30 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	return h.opts.BootResync, nil
 }
 
-// read returns DigitalOcean's view of droplet id, at most maxAge old: from
+// read returns DigitalOcean's view of d's droplet, at most maxAge old: from
 // the token's shared list when batched, else by its own GET. A droplet the
 // list lacks is asked for by id, which tells gone from not listed yet.
-func (h *handler) read(ctx context.Context, client *godo.Client, id int, maxAge time.Duration) (*godo.Droplet, error) {
+func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, maxAge time.Duration) (*godo.Droplet, error) {
+	id := d.Status.DropletID
 	if h.fleet != nil {
-		listed, err := h.fleet.get(client, id, maxAge)
+		listed, err := h.fleet.get(client, id, maxAge, listableFrom(d))
 		if err != nil || listed != nil {
 			return listed, err
 		}
 	}
 	current, _, err := client.Droplets.Get(ctx, id)
 	return current, err
+}
+
+// listableFrom is when a list can first show d's droplet: a second after
+// DigitalOcean's created_at, which it gives to the second. Right after a
+// create, one new list for all the new droplets is cheaper than a GET each.
+func listableFrom(d *v1alpha1.Droplet) time.Time {
+	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
+	if err != nil {
+		return time.Time{}
+	}
+	return created.Add(time.Second)
 }
 
 // observe copies DigitalOcean's view of the droplet into the status.
