@@ -27,12 +27,12 @@ func fill(l *limiter, p Priority, now time.Time) int {
 func TestLimiterKeepsRoomForHigherPriorities(t *testing.T) {
 	now := time.Unix(1000, 0)
 	l := newLimiter(LimiterOptions{Limits: []RateLimit{{Requests: 100, Window: time.Minute}}, Headroom: 0.1})
-	// Budget 90: resyncs may fill half of it, creates 85%, deletes all.
-	if n := fill(l, PriorityResync, now); n != 45 {
-		t.Errorf("resyncs let through: %d, want 45", n)
+	// Budget 90: resyncs may fill 60% of it, creates 85%, deletes all.
+	if n := fill(l, PriorityResync, now); n != 54 {
+		t.Errorf("resyncs let through: %d, want 54", n)
 	}
-	if n := fill(l, PriorityCreate, now); n != 77-45 {
-		t.Errorf("creates after the resyncs: %d, want %d", n, 77-45)
+	if n := fill(l, PriorityCreate, now); n != 77-54 {
+		t.Errorf("creates after the resyncs: %d, want %d", n, 77-54)
 	}
 	if _, wait := l.reserve(PriorityResync, now); wait <= 0 {
 		t.Error("a resync went after the creates filled their share")
@@ -135,7 +135,7 @@ func TestTransportHoldsBackByPriority(t *testing.T) {
 		return err
 	}
 	resync := WithPriority(context.Background(), PriorityResync)
-	for i := 0; i < 5; i++ { // half of a budget of 9, rounded
+	for i := 0; i < 5; i++ { // 60% of a budget of 9, rounded
 		if err := do(resync, http.MethodGet); err != nil {
 			t.Fatalf("resync %d: %v", i, err)
 		}

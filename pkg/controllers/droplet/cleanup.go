@@ -85,6 +85,7 @@ func (h *handler) forget(d *v1alpha1.Droplet) {
 	h.reaped.Delete(vmUID(d))
 	h.recorded.Delete(d.UID)
 	h.refused.Delete(objectKey(d))
+	h.readySince.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
 }
 

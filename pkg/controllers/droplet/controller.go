@@ -58,6 +58,9 @@ type handler struct {
 	// inBatch holds the Droplets a multi-create of this process is sending,
 	// so that other workers leave them to it.
 	inBatch sync.Map
+	// readySince holds when each Droplet waiting for mates was first ready
+	// to create, by object key.
+	readySince sync.Map
 	// refused remembers creates DigitalOcean refused, by object key.
 	refused sync.Map
 	// recorded holds the UIDs of Droplets whose droplet ID this process

@@ -151,8 +151,14 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		}
 	}
 
-	if mates := h.batchMates(d); len(mates) > 0 && freshForCreate(d) {
-		return h.createBatch(ctx, client, d, mates, keyIDs)
+	if freshForCreate(d) && sharesKey(d) {
+		mates := h.batchMates(d)
+		if wait := h.gathering(d); wait > 0 && len(mates) < maxBatch-1 {
+			return wait, nil
+		}
+		if len(mates) > 0 {
+			return h.createBatch(ctx, client, d, mates, keyIDs)
+		}
 	}
 	if err := h.recordIntent(d, ""); err != nil {
 		return 0, err
@@ -225,6 +231,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error) time.Duration {
 // markCreated records DigitalOcean's answer to a create.
 func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
 	h.created.Store(vmUID(d), created.ID)
+	h.readySince.Delete(objectKey(d))
 	h.refused.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", created.ID).Info("droplet created")
