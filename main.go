@@ -154,7 +154,7 @@ func configureLogging(level, format string) error {
 	logrus.SetLevel(lvl)
 	switch format {
 	case "text":
-		logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+		logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "2006-01-02T15:04:05.000Z07:00"})
 	case "json":
 		logrus.SetFormatter(&logrus.JSONFormatter{})
 	default:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -116,10 +117,18 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if err := h.recordIntent(d, batch); err != nil {
 		return 0, err
 	}
-	members := []*v1alpha1.Droplet{d}
-	for _, m := range claimed {
-		m = m.DeepCopy()
+	// The mates' writes go at once, not one after another: ten round trips
+	// in a row would hold every member back by the sum.
+	written := make([]*v1alpha1.Droplet, len(claimed))
+	h.eachConcurrently(len(claimed), func(i int) {
+		m := claimed[i].DeepCopy()
 		if err := h.recordIntent(m, batch); err == nil {
+			written[i] = m
+		}
+	})
+	members := []*v1alpha1.Droplet{d}
+	for _, m := range written {
+		if m != nil {
 			members = append(members, m)
 		}
 	}
@@ -137,11 +146,8 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 		after := time.Duration(0)
 		for _, m := range members {
 			after = h.failCreate(m, err)
-			if m != d {
-				h.writeMate(m)
-				h.droplets.EnqueueAfter(m.Namespace, m.Name, after)
-			}
 		}
+		h.writeMates(d, members, after)
 		return after, nil
 	}
 	byName := map[string]*godo.Droplet{}
@@ -149,6 +155,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 		byName[created[i].Name] = &created[i]
 	}
 	after := h.opts.BootResync
+	var answered []*v1alpha1.Droplet
 	for _, m := range members {
 		got := byName[m.Spec.Name]
 		if got == nil {
@@ -161,13 +168,39 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 			continue
 		}
 		h.markCreated(m, got, fmt.Sprintf("droplet %d created in %s with %d others in one request", got.ID, m.Spec.Region, len(members)-1))
-		if m != d {
-			h.writeMate(m)
-			h.droplets.EnqueueAfter(m.Namespace, m.Name, h.opts.BootResync)
-		}
+		answered = append(answered, m)
 	}
+	h.writeMates(d, answered, h.opts.BootResync)
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
 	return after, nil
+}
+
+// writeMates writes the statuses of the members other than d (whose
+// status its own pass writes), all at once, and looks at each again after.
+func (h *handler) writeMates(d *v1alpha1.Droplet, members []*v1alpha1.Droplet, after time.Duration) {
+	var mates []*v1alpha1.Droplet
+	for _, m := range members {
+		if m != d {
+			mates = append(mates, m)
+		}
+	}
+	h.eachConcurrently(len(mates), func(i int) {
+		h.writeMate(mates[i])
+		h.droplets.EnqueueAfter(mates[i].Namespace, mates[i].Name, after)
+	})
+}
+
+// eachConcurrently runs f(0) … f(n-1) at once and waits for all.
+func (h *handler) eachConcurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // writeMate writes a batch member's status; should that fail, its intent
