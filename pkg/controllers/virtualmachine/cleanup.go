@@ -83,6 +83,7 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 			return vm, err
 		}
 	}
+	h.patchedFrom.Delete(vm.UID)
 	if force {
 		// The Droplet's and Key's own ForceReleased Events name what is left.
 		log.Warn("Droplet and Key released by force; releasing VM")

@@ -4,6 +4,7 @@ package virtualmachine
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -31,6 +32,9 @@ type handler struct {
 	droplets  provcontrollers.DropletController
 	keys      provcontrollers.KeyController
 	recorder  record.EventRecorder
+	// patchedFrom holds, by VM UID, the resourceVersion of the last cached
+	// VM this handler patched.
+	patchedFrom sync.Map
 }
 
 // Register wires the VM handlers and the watches that re-run them when a

@@ -19,6 +19,12 @@ import (
 // patchVM writes only the VM fields this provisioner owns, as merge patches:
 // Gargantua rewrites the rest of the status itself.
 func (h *handler) patchVM(vm *hfv1.VirtualMachine, secretName string, cfg *config.Droplet, d *v1alpha1.Droplet) error {
+	if rv, ok := h.patchedFrom.Load(vm.UID); ok && rv == vm.ResourceVersion {
+		// This very copy was patched already and the cache has not caught up:
+		// patching it again would repeat the request and its Event. The
+		// patched VM's watch event runs this handler again.
+		return nil
+	}
 	spec := map[string]interface{}{}
 	if vm.Spec.SecretName != secretName {
 		spec["secret_name"] = secretName
@@ -91,8 +97,11 @@ func (h *handler) patch(vm *hfv1.VirtualMachine, body map[string]interface{}, su
 	if err != nil {
 		return err
 	}
-	_, err = h.vms.Patch(vm.Namespace, vm.Name, types.MergePatchType, data, subresources...)
-	return err
+	if _, err = h.vms.Patch(vm.Namespace, vm.Name, types.MergePatchType, data, subresources...); err != nil {
+		return err
+	}
+	h.patchedFrom.Store(vm.UID, vm.ResourceVersion)
+	return nil
 }
 
 func (h *handler) announce(vm *hfv1.VirtualMachine, status map[string]interface{}) {
