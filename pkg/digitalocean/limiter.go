@@ -75,7 +75,7 @@ func (p Priority) String() string {
 // usableShare is the part of a window's budget each priority may fill: the
 // rest is kept for the priorities before it, so a flood of creates (or of
 // resyncs) can never take the slots a delete needs.
-var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityResync: 0.6}
+var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityResync: 0.7}
 
 type priorityKey struct{}
 

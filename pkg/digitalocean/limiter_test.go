@@ -27,12 +27,12 @@ func fill(l *limiter, p Priority, now time.Time) int {
 func TestLimiterKeepsRoomForHigherPriorities(t *testing.T) {
 	now := time.Unix(1000, 0)
 	l := newLimiter(LimiterOptions{Limits: []RateLimit{{Requests: 100, Window: time.Minute}}, Headroom: 0.1})
-	// Budget 90: resyncs may fill 60% of it, creates 85%, deletes all.
-	if n := fill(l, PriorityResync, now); n != 54 {
-		t.Errorf("resyncs let through: %d, want 54", n)
+	// Budget 90: resyncs may fill 70% of it, creates 85%, deletes all.
+	if n := fill(l, PriorityResync, now); n != 63 {
+		t.Errorf("resyncs let through: %d, want 63", n)
 	}
-	if n := fill(l, PriorityCreate, now); n != 77-54 {
-		t.Errorf("creates after the resyncs: %d, want %d", n, 77-54)
+	if n := fill(l, PriorityCreate, now); n != 77-63 {
+		t.Errorf("creates after the resyncs: %d, want %d", n, 77-63)
 	}
 	if _, wait := l.reserve(PriorityResync, now); wait <= 0 {
 		t.Error("a resync went after the creates filled their share")
@@ -135,7 +135,7 @@ func TestTransportHoldsBackByPriority(t *testing.T) {
 		return err
 	}
 	resync := WithPriority(context.Background(), PriorityResync)
-	for i := 0; i < 5; i++ { // 60% of a budget of 9, rounded
+	for i := 0; i < 6; i++ { // 70% of a budget of 9, rounded
 		if err := do(resync, http.MethodGet); err != nil {
 			t.Fatalf("resync %d: %v", i, err)
 		}
@@ -143,7 +143,7 @@ func TestTransportHoldsBackByPriority(t *testing.T) {
 	err := do(resync, http.MethodGet)
 	var held *HeldBackError
 	if !errors.As(err, &held) || held.Priority != PriorityResync {
-		t.Fatalf("6th resync: %v, want it held back", err)
+		t.Fatalf("7th resync: %v, want it held back", err)
 	}
 	if f := Classify(err); f.Reason != "RateLimited" || f.RetryAfter != held.Wait {
 		t.Errorf("Classify(held back) = %+v", f)
@@ -155,8 +155,8 @@ func TestTransportHoldsBackByPriority(t *testing.T) {
 	if err := do(context.Background(), http.MethodDelete); err != nil {
 		t.Errorf("DELETE while resyncs are held back: %v", err)
 	}
-	if sent != 6 {
-		t.Errorf("server saw %d requests, want 6: held-back requests must not be sent", sent)
+	if sent != 7 {
+		t.Errorf("server saw %d requests, want 7: held-back requests must not be sent", sent)
 	}
 	status = http.StatusTooManyRequests
 	_ = do(context.Background(), http.MethodDelete)
