@@ -76,6 +76,7 @@ type cliSettings struct {
 	rateLimits, resyncMode          string
 	rateLimiter, version            bool
 	kubeQPS                         float64
+	kubeBurst                       int
 }
 
 func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, error) {
@@ -101,7 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.StringVar(&s.rateLimits, "rate-limits", "250/1m,5000/1h", "DigitalOcean's per-token limits, requests/window, that the client stays under")
 	fs.Float64Var(&opts.RateLimits.Headroom, "rate-limit-headroom", digitalocean.DefaultHeadroom, "share of each rate limit left for the token's other users, above 0 and at most 0.9")
 	fs.BoolVar(&s.rateLimiter, "rate-limiter", true, "limit DigitalOcean requests client-side; false only for comparison")
-	fs.Float64Var(&s.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second (burst twice that)")
+	fs.Float64Var(&s.kubeQPS, "kube-qps", 200, "Kubernetes API requests per second")
+	fs.IntVar(&s.kubeBurst, "kube-burst", 0, "Kubernetes API request burst; 0 for twice --kube-qps")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", envString("HF_DO_METRICS_ADDR", ":8080"), "address for /metrics, /healthz and /readyz; empty to disable (env HF_DO_METRICS_ADDR)")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -123,6 +125,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--rate-limit-headroom must be more than 0 and at most 0.9")
 	case s.kubeQPS <= 0:
 		return opts, s, fmt.Errorf("--kube-qps must be positive")
+	case s.kubeBurst < 0:
+		return opts, s, fmt.Errorf("--kube-burst must not be negative")
 	}
 	var err error
 	if opts.ResyncMode, err = droplet.ParseResyncMode(s.resyncMode); err != nil {
@@ -133,6 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	}
 	opts.RateLimits.Disabled = !s.rateLimiter
 	opts.KubeQPS = float32(s.kubeQPS)
+	opts.KubeBurst = s.kubeBurst
 	return opts, s, nil
 }
 

@@ -85,8 +85,11 @@ func (o *Options) defaults() {
 		o.ResyncMode = droplet.ResyncBatched
 	}
 	if o.KubeQPS <= 0 {
-		// client-go's default of 5 requests per second throttles a busy namespace.
-		o.KubeQPS, o.KubeBurst = 50, 100
+		// client-go's default of 5 requests per second throttles a busy
+		// namespace; a flood of VMs takes about six requests each before its
+		// droplet is created, and at 50 a hundred VMs queued for 12 s. The
+		// apiserver's priority and fairness protects it from a busy client.
+		o.KubeQPS, o.KubeBurst = 200, 400
 	}
 	if o.KubeBurst < int(o.KubeQPS) {
 		o.KubeBurst = int(2 * o.KubeQPS)

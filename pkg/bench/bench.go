@@ -14,9 +14,9 @@ import (
 )
 
 // Run starts one control plane, runs every N in every mode against it, each
-// with its own namespace, fake and controller process, and evaluates the
-// targets. A scenario that fails is reported with its notes and the run goes
-// on; an interrupt ends it with the results so far.
+// with its own namespace, fake and two controller processes (flood, hold),
+// and evaluates the targets. A scenario that fails is reported with its
+// notes and the run goes on; an interrupt ends it with the results so far.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -24,7 +24,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	rep := &Report{Scale: cfg.Scale, HoldSeconds: cfg.Hold.Seconds(), Machine: Machine(), LoadAverages: []float64{loadAverage()}}
+	rep := &Report{HoldScale: cfg.Scale, FloodScales: map[int]float64{}, HoldSeconds: cfg.Hold.Seconds(),
+		Machine: Machine(), LoadAverages: []float64{loadAverage()}}
+	for _, n := range cfg.Ns {
+		rep.FloodScales[n] = cfg.FloodScaleFor(n)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return rep, err
 	}
@@ -46,7 +50,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			flags = append(flags, f)
 		}
 		slices.Sort(flags)
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the controller rejects %s, so they are left out (a mode that relies on one is not what it claims)",
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the controller rejects %s, left out (a mode that relies on one is not what it claims)",
 			strings.Join(flags, ", ")))
 	}
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -153,11 +154,18 @@ func TestTablesShowModesSideBySideWithTheirRatio(t *testing.T) {
 	rs[1].KeyScope, rs[2].KeyScope = KeyScopeEnvironment, KeyScopeVM
 	rs[1].HeldBack = Num(nan)
 	var out bytes.Buffer
-	WriteTables(&out, &Report{Scale: 10, HoldSeconds: 3600, Results: rs})
+	for i := range rs {
+		rs[i].FloodScale, rs[i].HoldScale = 1, 15
+		if rs[i].N == 1000 {
+			rs[i].FloodScale = 3
+		}
+	}
+	WriteTables(&out, &Report{HoldScale: 15, FloodScales: map[int]float64{1000: 3, 100: 1}, HoldSeconds: 3600, Results: rs})
 	text := out.String()
 	for _, want := range []string{
-		"N = 100 (rate-limit floor 0.90 min)",
-		"N = 1000 (rate-limit floor 4.50 min)",
+		"flood phases (set up, probes, flood, all running) 1 at N=100, 3 at N=1000; hold, delete all and after 15",
+		"N = 100 (rate-limit floor 0.90 min; scale: flood 1, hold 15)",
+		"N = 1000 (rate-limit floor 4.50 min; scale: flood 3, hold 15)",
 		"ours (keys: environment)",
 		"baseline (keys: vm)",
 		"ours/baseline",
@@ -202,15 +210,24 @@ func TestReportMarshalsUnknownsAsNull(t *testing.T) {
 }
 
 func TestControllerArgsScaleEveryPeriodAndLimit(t *testing.T) {
-	c := &Config{Scale: 10}
-	ours := strings.Join(c.controllerArgs(ModeOurs, "ns", "/kc", "http://127.0.0.1:1/", 9000, nil), " ")
-	for _, want := range []string{"--active-resync=6s", "--boot-resync=500ms", "--rate-limits=250/6s,5000/6m",
-		"--resync-mode=batched", "--kube-qps=500", "--kube-burst=1000", "--sweep-interval=1m", "--metrics-addr=127.0.0.1:9000"} {
+	c := &Config{Scale: 15}
+	ours := strings.Join(c.controllerArgs(10, ModeOurs, "ns", "/kc", "http://127.0.0.1:1/", 9000, nil), " ")
+	for _, want := range []string{"--leader-elect=false", "--active-resync=6s", "--boot-resync=100ms", "--rate-limits=250/6s,5000/6m",
+		"--resync-mode=batched", "--kube-qps=2000", "--kube-burst=4000", "--sweep-interval=1m", "--metrics-addr=127.0.0.1:9000",
+		"--orphan-grace=10m"} {
 		if !strings.Contains(ours, want) {
 			t.Errorf("ours lacks %s: %s", want, ours)
 		}
 	}
-	base := strings.Join(c.controllerArgs(ModeBaseline, "ns", "/kc", "u", 9000, map[string]bool{"--kube-burst": true}), " ")
+	// The flood's controller at scale 1 runs on DigitalOcean's own clock.
+	real := strings.Join(c.controllerArgs(1, ModeOurs, "ns", "/kc", "u", 9000, nil), " ")
+	for _, want := range []string{"--active-resync=1m", "--boot-resync=1s", "--rate-limits=250/1m,5000/1h",
+		"--kube-qps=200", "--kube-burst=400", "--sweep-interval=10m"} {
+		if !strings.Contains(real, want) {
+			t.Errorf("ours at scale 1 lacks %s: %s", want, real)
+		}
+	}
+	base := strings.Join(c.controllerArgs(10, ModeBaseline, "ns", "/kc", "u", 9000, map[string]bool{"--kube-burst": true}), " ")
 	for _, want := range []string{"--active-resync=3s", "--resync-mode=per-droplet", "--rate-limiter=false"} {
 		if !strings.Contains(base, want) {
 			t.Errorf("baseline lacks %s: %s", want, base)
@@ -296,5 +313,112 @@ apiserver_request_duration_seconds_count{verb="POST",resource="secrets"} 7
 	d := diffCounts(map[string]float64{"a": 1, "b": 2}, map[string]float64{"a": 1, "b": 5, "c": 1})
 	if len(d) != 2 || d["b"] != 3 || d["c"] != 1 {
 		t.Errorf("diffCounts = %v", d)
+	}
+}
+
+func TestParseFloodScaleByNOrForAll(t *testing.T) {
+	for in, want := range map[string]map[int]float64{
+		DefaultFloodScale: {100: 1, 1000: 3},
+		"5":               {0: 5},
+		" 2.5 , 1000=3 ":  {0: 2.5, 1000: 3},
+		"":                {},
+	} {
+		got, err := ParseFloodScale(in)
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("ParseFloodScale(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "100=0", "100=-1", "x=1", "100=x", "0=2", "100=1,100=2", "1,2"} {
+		if _, err := ParseFloodScale(bad); err == nil {
+			t.Errorf("ParseFloodScale(%q) took it", bad)
+		}
+	}
+}
+
+func TestFloodScaleForFallsBackToTheDefaultThenScale(t *testing.T) {
+	c := &Config{Scale: 15, FloodScale: map[int]float64{100: 1, 1000: 3}}
+	if c.FloodScaleFor(100) != 1 || c.FloodScaleFor(1000) != 3 || c.FloodScaleFor(500) != 15 {
+		t.Errorf("by N: %g %g %g", c.FloodScaleFor(100), c.FloodScaleFor(1000), c.FloodScaleFor(500))
+	}
+	c.FloodScale[0] = 5
+	if c.FloodScaleFor(500) != 5 || c.FloodScaleFor(100) != 1 {
+		t.Errorf("for every N: %g %g", c.FloodScaleFor(500), c.FloodScaleFor(100))
+	}
+	c = &Config{Ns: []int{1}, Modes: []Mode{ModeOurs}, Scale: 15, Concurrency: 1, Probes: 2, FloodScale: map[int]float64{100: 0}}
+	if c.validate() == nil {
+		t.Error("a zero flood scale is valid")
+	}
+}
+
+func TestTimelineConvertsEachPhaseAtItsScale(t *testing.T) {
+	t0 := time.Now()
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	tl := timeline{flood: 2, hold: 15}
+	if got := tl.sim(at(1), at(4)); got != 6 {
+		t.Errorf("before the switch: %g, want 6", got)
+	}
+	if tl.current() != 2 {
+		t.Errorf("current before the switch: %g", tl.current())
+	}
+	tl.switched = at(10)
+	for _, c := range []struct{ a, b, want float64 }{
+		{1, 4, 6},          // all before
+		{10, 12, 30},       // all after
+		{8, 12, 4 + 30},    // across: 2 s at 2, 2 s at 15
+		{12, 8, -(4 + 30)}, // reversed
+	} {
+		if got := tl.sim(at(c.a), at(c.b)); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("sim(%g, %g) = %g, want %g", c.a, c.b, got, c.want)
+		}
+	}
+	if tl.current() != 15 {
+		t.Errorf("current after the switch: %g", tl.current())
+	}
+}
+
+func TestFloodGivesUpAtThreeFloorsPlusAMinute(t *testing.T) {
+	began := time.Now()
+	s := &scenario{tl: timeline{flood: 3, hold: 15}, floodBegan: began}
+	b := s.floodBounds(1000)
+	// 3 × 4.5 simulated min at scale 3 = 4.5 real min, plus a real minute.
+	if b.since != began || b.limit != 5*time.Minute+30*time.Second {
+		t.Errorf("flood bounds %+v", b)
+	}
+	if b.stall != 200*time.Second { // 10 simulated min at scale 3
+		t.Errorf("flood stall %v", b.stall)
+	}
+	s.tl.switched = time.Now()
+	if d := s.bounds(10); d.stall != stallSlack || d.limit != s.tl.hold.toReal(Floor(10)+runSlack)+realSlack+10*perVMRealSlack {
+		t.Errorf("bounds after the switch %+v", d)
+	}
+}
+
+func TestCombineRunsTakesThePeakAndSumsTheRest(t *testing.T) {
+	rss, cpu, held := combineRuns([]ControllerRun{
+		{Phase: phaseFlood, PeakRSSMiB: 80, CPUSeconds: 10, HeldBack: 7},
+		{Phase: phaseHold, PeakRSSMiB: 60, CPUSeconds: 5, HeldBack: 3},
+	})
+	if rss != 80 || cpu != 15 || held != 10 {
+		t.Errorf("combineRuns = %g, %g, %g", rss, cpu, held)
+	}
+	_, _, held = combineRuns([]ControllerRun{{HeldBack: Num(nan)}, {HeldBack: Num(nan)}})
+	if !math.IsNaN(float64(held)) {
+		t.Errorf("held back without the metric = %g", held)
+	}
+	_, _, held = combineRuns([]ControllerRun{{HeldBack: Num(nan)}, {HeldBack: 4}})
+	if held != 4 {
+		t.Errorf("held back of one run = %g", held)
+	}
+}
+
+func TestFakeTimingFollowsTheScale(t *testing.T) {
+	c := &Config{}
+	ft := c.fakeTiming(15)
+	if ft.BootDelay != 2*time.Second || ft.RateLimits.Minute != 4*time.Second || ft.RateLimits.Hour != 4*time.Minute ||
+		ft.RateLimits.KeyListWindow != 4*time.Second || ft.RateLimits.PerMinute != PerMinute || ft.RateLimits.PerHour != PerHour {
+		t.Errorf("fakeTiming(15) = %+v", ft)
+	}
+	if ft := c.fakeTiming(1); ft.BootDelay != BootDelay || ft.DeleteLag != deleteLag || ft.RateLimits.Hour != time.Hour {
+		t.Errorf("fakeTiming(1) = %+v", ft)
 	}
 }

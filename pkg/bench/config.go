@@ -8,6 +8,9 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,7 +33,7 @@ const (
 )
 
 // DigitalOcean's figures in simulated time; the fake and the controller get
-// them divided by Config.Scale.
+// them divided by the phase's scale (Config.FloodScaleFor, Config.Scale).
 const (
 	PerMinute = 250
 	PerHour   = 5000
@@ -39,7 +42,7 @@ const (
 	// deleteLag keeps deleted droplets in lists a moment, as DigitalOcean does.
 	deleteLag = 2 * time.Second
 
-	bootResync           = 5 * time.Second
+	bootResync           = time.Second
 	ourActiveResync      = time.Minute
 	baselineActiveResync = 30 * time.Second
 	sweepInterval        = 10 * time.Minute
@@ -50,8 +53,8 @@ const (
 	// The controller's own kube client defaults, scaled with the clock so its
 	// Kubernetes work keeps pace with the compressed DigitalOcean time; what
 	// the apiserver cannot keep up with shows as wall time above the floor.
-	kubeQPS   = 50
-	kubeBurst = 100
+	kubeQPS   = 200
+	kubeBurst = 400
 )
 
 // Config is one benchmark run.
@@ -60,8 +63,13 @@ type Config struct {
 	Ns []int
 	// Modes run for every N, in this order.
 	Modes []Mode
-	// Scale is simulated seconds per real second.
+	// Scale is simulated seconds per real second of the hold, the delete of
+	// all N and what follows.
 	Scale float64
+	// FloodScale is the scale of setting up, the probes, the flood and
+	// waiting for all running, by N; key 0 stands for every N not listed,
+	// and an N with neither takes Scale.
+	FloodScale map[int]float64
 	// Hold is the simulated steady state between all running and deleting all.
 	Hold time.Duration
 	// KeyScope is the Environment's ssh_key_scope per mode; vm when unset.
@@ -87,6 +95,7 @@ type Config struct {
 // Defaults used by pkg/bench/cmd.
 const (
 	DefaultScale       = 15
+	DefaultFloodScale  = "100=1,1000=3"
 	DefaultHold        = time.Hour
 	DefaultConcurrency = 20
 	DefaultProbes      = 20
@@ -100,6 +109,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("no mode given")
 	case c.Scale <= 0:
 		return fmt.Errorf("scale must be positive")
+	case slices.ContainsFunc(mapValues(c.FloodScale), func(v float64) bool { return !(v > 0) }):
+		return fmt.Errorf("flood scales must be positive")
 	case c.Hold < 0:
 		return fmt.Errorf("hold must not be negative")
 	case c.Concurrency < 1:
@@ -125,14 +136,98 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// toReal is how long a simulated duration lasts on this run's clock.
-func (c *Config) toReal(sim time.Duration) time.Duration {
-	return time.Duration(float64(sim) / c.Scale)
+// FloodScaleFor is the scale of the flood phases at N.
+func (c *Config) FloodScaleFor(n int) float64 {
+	if v, ok := c.FloodScale[n]; ok {
+		return v
+	}
+	if v, ok := c.FloodScale[0]; ok {
+		return v
+	}
+	return c.Scale
 }
 
-// toSim is the simulated length of a real duration, in seconds.
-func (c *Config) toSim(real time.Duration) float64 {
-	return real.Seconds() * c.Scale
+// ParseFloodScale reads -flood-scale: "100=1,1000=3" by N, or a bare number
+// for every N not listed ("5", "5,1000=3"); empty is no entry at all.
+func ParseFloodScale(s string) (map[int]float64, error) {
+	out := map[int]float64{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		key, value, byN := strings.Cut(part, "=")
+		n := 0
+		if !byN {
+			value = key
+		} else {
+			var err error
+			if n, err = strconv.Atoi(strings.TrimSpace(key)); err != nil || n < 1 {
+				return nil, fmt.Errorf("%q: N must be a positive integer", part)
+			}
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("%q: the scale must be a positive number", part)
+		}
+		if _, dup := out[n]; dup {
+			return nil, fmt.Errorf("%q: given twice", part)
+		}
+		out[n] = v
+	}
+	return out, nil
+}
+
+func mapValues(m map[int]float64) []float64 {
+	out := make([]float64, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// timeScale is simulated seconds per real second.
+type timeScale float64
+
+// toReal is how long a simulated duration lasts at this scale.
+func (s timeScale) toReal(sim time.Duration) time.Duration {
+	return time.Duration(float64(sim) / float64(s))
+}
+
+// toSim is the simulated length of a real duration at this scale, in seconds.
+func (s timeScale) toSim(real time.Duration) float64 {
+	return real.Seconds() * float64(s)
+}
+
+// timeline turns real moments into simulated time: at the flood scale until
+// the switch (the fake's retime between the flood and the hold), at the
+// hold scale from then on. It is written only by the scenario's goroutine,
+// between phases.
+type timeline struct {
+	flood, hold timeScale
+	switched    time.Time // zero until the switch
+}
+
+// current is the scale now.
+func (t *timeline) current() timeScale {
+	if t.switched.IsZero() {
+		return t.flood
+	}
+	return t.hold
+}
+
+// sim is the simulated seconds from a to b (negative if b is before a):
+// the part before the switch at the flood scale, the rest at the hold scale.
+func (t *timeline) sim(a, b time.Time) float64 {
+	if b.Before(a) {
+		return -t.sim(b, a)
+	}
+	if t.switched.IsZero() || !b.After(t.switched) {
+		return t.flood.toSim(b.Sub(a))
+	}
+	if !a.Before(t.switched) {
+		return t.hold.toSim(b.Sub(a))
+	}
+	return t.flood.toSim(t.switched.Sub(a)) + t.hold.toSim(b.Sub(t.switched))
 }
 
 // Floor is the least simulated time N VMs can take to run: creating them at

@@ -34,7 +34,7 @@ func BuildController(ctx context.Context, dir string) (string, error) {
 // so an older binary still runs, with a warning that the mode is not what it
 // claims.
 var optionalFlags = []string{
-	"--resync-mode=per-droplet", "--rate-limiter=false", "--rate-limits=250/1m,5000/1h",
+	"--leader-elect=false", "--resync-mode=per-droplet", "--rate-limiter=false", "--rate-limits=250/1m,5000/1h",
 	"--rate-limit-headroom=0.1", "--kube-qps=50", "--kube-burst=100",
 }
 
@@ -58,22 +58,25 @@ func flagName(f string) string {
 	return name
 }
 
-// controllerArgs are the flags of one scenario: every period and limit
-// divided by the scale, the mode's resync and limiter, and nothing missing
-// from the binary.
-func (c *Config) controllerArgs(mode Mode, namespace, kubeconfig, doURL string, metricsPort int, missing map[string]bool) []string {
+// controllerArgs are the flags of one controller process: every period and
+// limit divided by the scale, the mode's resync and limiter, and nothing
+// missing from the binary. Leader election is off, whatever
+// HF_DO_LEADER_ELECT says, so the hold's controller never waits for a lease
+// the flood's left behind.
+func (c *Config) controllerArgs(scale timeScale, mode Mode, namespace, kubeconfig, doURL string, metricsPort int, missing map[string]bool) []string {
 	args := []string{
+		"--leader-elect=false",
 		"--kubeconfig=" + kubeconfig,
 		"--namespace=" + namespace,
 		"--do-api-url=" + doURL,
 		"--install-crds=false", // testenv installed them
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort),
 		"--log-level=info",
-		"--boot-resync=" + compactDuration(c.toReal(bootResync)),
-		"--sweep-interval=" + compactDuration(c.toReal(sweepInterval)),
+		"--boot-resync=" + compactDuration(scale.toReal(bootResync)),
+		"--sweep-interval=" + compactDuration(scale.toReal(sweepInterval)),
 		"--orphan-grace=" + compactDuration(orphanGrace),
-		fmt.Sprintf("--kube-qps=%g", math.Round(kubeQPS*c.Scale)),
-		fmt.Sprintf("--kube-burst=%d", int(math.Round(kubeBurst*c.Scale))),
+		fmt.Sprintf("--kube-qps=%g", math.Round(kubeQPS*float64(scale))),
+		fmt.Sprintf("--kube-burst=%d", int(math.Round(kubeBurst*float64(scale)))),
 	}
 	if c.Workers > 0 {
 		args = append(args, fmt.Sprintf("--workers=%d", c.Workers))
@@ -81,15 +84,15 @@ func (c *Config) controllerArgs(mode Mode, namespace, kubeconfig, doURL string, 
 	switch mode {
 	case ModeBaseline:
 		args = append(args,
-			"--active-resync="+compactDuration(c.toReal(baselineActiveResync)),
+			"--active-resync="+compactDuration(scale.toReal(baselineActiveResync)),
 			"--resync-mode=per-droplet",
 			"--rate-limiter=false")
 	default:
 		args = append(args,
-			"--active-resync="+compactDuration(c.toReal(ourActiveResync)),
+			"--active-resync="+compactDuration(scale.toReal(ourActiveResync)),
 			"--resync-mode=batched",
-			fmt.Sprintf("--rate-limits=%d/%s,%d/%s", PerMinute, compactDuration(c.toReal(time.Minute)),
-				PerHour, compactDuration(c.toReal(time.Hour))))
+			fmt.Sprintf("--rate-limits=%d/%s,%d/%s", PerMinute, compactDuration(scale.toReal(time.Minute)),
+				PerHour, compactDuration(scale.toReal(time.Hour))))
 	}
 	if c.Unlimited && mode != ModeBaseline {
 		args = append(args, "--rate-limiter=false")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -16,6 +17,12 @@ type Result struct {
 	Mode     Mode   `json:"mode"`
 	N        int    `json:"n"`
 	KeyScope string `json:"key_scope"` // the ssh_key_scope in effect
+	// FloodScale is the scale (simulated s per real s) of set up, probes,
+	// flood and waiting for all running; HoldScale that of the hold, the
+	// delete of all N and the rest. Each figure is converted at the scale
+	// of the phase it was measured in.
+	FloodScale float64 `json:"flood_scale"`
+	HoldScale  float64 `json:"hold_scale"`
 	// Notes say what did not go as planned (timeouts, fallbacks).
 	Notes []string `json:"notes,omitempty"`
 	// Aborted means the scenario did not finish: its figures are partial.
@@ -44,11 +51,15 @@ type Result struct {
 	// PerVMHour is the hold's requests per flood VM per simulated hour.
 	PerVMHour Num `json:"per_vm_hour"`
 
+	// PeakRSSMiB is the larger of the two controllers' peaks, CPUSeconds the
+	// sum of their real CPU time.
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
-	CPUSeconds float64 `json:"cpu_seconds"` // real CPU time of the controller
-	// HeldBack is the controller's own count of requests its limiter held
-	// back (hf_do_requests_held_back_total); NaN when it has none.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// HeldBack is the controllers' own count of requests their limiters held
+	// back (hf_do_requests_held_back_total, both summed); NaN when they have none.
 	HeldBack Num `json:"held_back"`
+	// Controllers are the flood's controller process and the hold's.
+	Controllers []ControllerRun `json:"controllers"`
 
 	// Delete times run from the VM's deletion to the droplet's at the fake:
 	// while idle, during the flood, and of all N after the hold.
@@ -72,6 +83,41 @@ type Result struct {
 	APIServerCPU float64 `json:"apiserver_cpu"`
 	EtcdCPU      float64 `json:"etcd_cpu"`
 	RealSeconds  float64 `json:"real_seconds"`
+	// FloodRealSeconds runs from the start to the end of waiting for all
+	// running; RestartSeconds from reading the flood's controller to the
+	// hold's controller being ready.
+	FloodRealSeconds float64 `json:"flood_real_seconds"`
+	RestartSeconds   float64 `json:"restart_seconds"`
+}
+
+// ControllerRun is one controller process of a scenario, read just before
+// it was stopped (the hold's: before the namespace was deleted).
+type ControllerRun struct {
+	Phase      string  `json:"phase"` // flood or hold
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	HeldBack   Num     `json:"held_back"`
+	// RealSeconds is from ready to read; StopSeconds from SIGTERM to exit
+	// (the flood's only).
+	RealSeconds float64 `json:"real_seconds"`
+	StopSeconds float64 `json:"stop_seconds,omitempty"`
+}
+
+// combineRuns is the peak RSS over the runs, and their CPU seconds and held
+// back requests summed (NaN if no run has that metric).
+func combineRuns(runs []ControllerRun) (peakRSS, cpu float64, heldBack Num) {
+	held, found := 0.0, false
+	for _, r := range runs {
+		peakRSS = max(peakRSS, r.PeakRSSMiB)
+		cpu += r.CPUSeconds
+		if !math.IsNaN(float64(r.HeldBack)) {
+			held, found = held+float64(r.HeldBack), true
+		}
+	}
+	if !found {
+		return peakRSS, cpu, Num(nan)
+	}
+	return peakRSS, cpu, Num(held)
 }
 
 // Num is a float64 that may be unknown (NaN), which JSON shows as null.
@@ -87,9 +133,12 @@ func (n Num) MarshalJSON() ([]byte, error) {
 
 // Report is a whole run.
 type Report struct {
-	Scale       float64 `json:"scale"`
-	HoldSeconds float64 `json:"hold_seconds"`
-	Machine     string  `json:"machine"`
+	// HoldScale is the scale of the hold and after; FloodScales that of
+	// the flood phases, by N.
+	HoldScale   float64         `json:"hold_scale"`
+	FloodScales map[int]float64 `json:"flood_scales"`
+	HoldSeconds float64         `json:"hold_seconds"`
+	Machine     string          `json:"machine"`
 	// LoadAverages are the 1-minute load at the start and after each scenario.
 	LoadAverages []float64 `json:"load_averages"`
 	Warnings     []string  `json:"warnings,omitempty"`
@@ -163,7 +212,11 @@ func tableRows(endpoints []string) []row {
 		return orNaN(r.DeleteIdle, r.DeleteFlood.P95/r.DeleteIdle.P95)
 	}})
 	rows = append(rows, distRows("delete-to-gone, all N", func(r *Result) Dist { return r.DeleteAll })[1:]...)
-	rows = append(rows, row{label: "scenario real time (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RealSeconds / 60 }})
+	rows = append(rows,
+		row{label: "scenario real time (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RealSeconds / 60 }},
+		row{label: "  of it up to all running (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.FloodRealSeconds / 60 }},
+		row{label: "  controller restart (real s)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RestartSeconds }},
+	)
 	return rows
 }
 
@@ -178,8 +231,14 @@ func sum(m map[string]int) int {
 // WriteTables prints one side-by-side table per N, modes as columns and, when
 // both modes ran, their ratio ours/baseline.
 func WriteTables(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "scale %g (1 real s = %g simulated s); times are simulated; boot delay %v; hold %.0f min\n",
-		rep.Scale, rep.Scale, BootDelay, rep.HoldSeconds/60)
+	var flood []string
+	for _, n := range slices.Sorted(maps.Keys(rep.FloodScales)) {
+		flood = append(flood, fmt.Sprintf("%g at N=%d", rep.FloodScales[n], n))
+	}
+	fmt.Fprintf(w, "scales (simulated s per real s): flood phases (set up, probes, flood, all running) %s; hold, delete all and after %g\n",
+		strings.Join(flood, ", "), rep.HoldScale)
+	fmt.Fprintf(w, "times are simulated, each at its phase's scale; boot delay %v; hold %.0f min; the controller restarts between flood and hold\n",
+		BootDelay, rep.HoldSeconds/60)
 	if rep.Machine != "" {
 		fmt.Fprintf(w, "machine: %s\n", rep.Machine)
 	}
@@ -227,7 +286,7 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 	}
 	slices.Sort(endpoints)
 
-	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min)\n", n, Floor(n).Minutes())
+	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min; scale: flood %g, hold %g)\n", n, Floor(n).Minutes(), cols[0].FloodScale, cols[0].HoldScale)
 	header := []string{""}
 	for _, c := range cols {
 		header = append(header, fmt.Sprintf("%s (keys: %s)", c.Mode, c.KeyScope))

@@ -46,9 +46,15 @@ const (
 	// work, which the scale does not shorten.
 	realSlack      = time.Minute
 	perVMRealSlack = 200 * time.Millisecond
+	// floodFloors is how many rate-limit floors (simulated) the flood gets,
+	// from its first create, before waiting for all running gives up; then
+	// realSlack on top.
+	floodFloors = 3
 	// stallSlack is at least as long as the pauses seen in a fleet that did
 	// get there (a minute without progress, then hundreds of VMs at once).
 	stallSlack = 2 * time.Minute
+	// stopKilled is testenv's grace between SIGTERM and SIGKILL.
+	stopKilled = 5 * time.Second
 	// namespaceTimeout bounds waiting for a scenario's namespace to go.
 	namespaceTimeout = 2 * time.Minute
 )
@@ -63,6 +69,8 @@ type scenario struct {
 	n       int
 
 	dir, ns, token string
+	ctrlPhase      string    // the running controller's phase
+	ctrlBegan      time.Time // when it was ready
 	kubeCfg        *rest.Config
 	do             *fake.Server
 	hf             *gargantuasim.Clients
@@ -70,8 +78,11 @@ type scenario struct {
 	droplets       provcontrollers.DropletClient
 	ctrl           *controller
 	track          *tracker
-	floodBegan     time.Time // the flood's first create
-	res            Result
+	// tl converts real to simulated time: the flood's scale until the
+	// restart between the flood and the hold, the hold's from then on.
+	tl         timeline
+	floodBegan time.Time // the flood's first create
+	res        Result
 }
 
 func (s *scenario) logf(format string, args ...any) {
@@ -88,7 +99,9 @@ func (s *scenario) note(format string, args ...any) {
 // interrupted; what the controller fails to do within the bounds is a note.
 func (s *scenario) run(ctx context.Context) (Result, error) {
 	began := time.Now()
-	s.res = Result{Mode: s.mode, N: s.n, Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan)}
+	s.tl = timeline{flood: timeScale(s.cfg.FloodScaleFor(s.n)), hold: timeScale(s.cfg.Scale)}
+	s.res = Result{Mode: s.mode, N: s.n, FloodScale: float64(s.tl.flood), HoldScale: float64(s.tl.hold),
+		Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan)}
 	interrupted := ctx.Err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -116,6 +129,10 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 
 	flood := names("vm", s.n)
 	if err := s.runFlood(ctx, flood, probes[half:]); err != nil {
+		return s.res, err
+	}
+	s.res.FloodRealSeconds = time.Since(began).Seconds()
+	if err := s.restart(ctx); err != nil {
 		return s.res, err
 	}
 	if err := s.hold(ctx); err != nil {
@@ -153,16 +170,8 @@ func (s *scenario) setUp(ctx context.Context) error {
 	}
 
 	c := s.cfg
-	s.do = fake.New(fake.Options{
-		BootDelay: positiveOr(c.toReal(BootDelay), fake.NoDelay),
-		DeleteLag: c.toReal(deleteLag),
-		RateLimits: fake.RateLimits{
-			Disabled:  c.Unlimited,
-			PerMinute: PerMinute, PerHour: PerHour,
-			Minute: c.toReal(time.Minute), Hour: c.toReal(time.Hour),
-			KeyListWindow: c.toReal(time.Minute),
-		},
-	})
+	timing := c.fakeTiming(s.tl.flood)
+	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits})
 	if err := s.do.Start(); err != nil {
 		return err
 	}
@@ -199,14 +208,89 @@ func (s *scenario) setUp(ctx context.Context) error {
 		return err
 	}
 
+	s.logf("namespace %s; flood scale %g, hold scale %g", s.ns, s.tl.flood, s.tl.hold)
+	return s.startController(ctx, phaseFlood, s.tl.flood)
+}
+
+// The two controller processes of a scenario, by the phases they serve.
+const (
+	phaseFlood = "flood" // set up, probes, flood, waiting for all running
+	phaseHold  = "hold"  // hold, delete all, tear down
+)
+
+// fakeTiming is DigitalOcean's timing at a scale, for the fake.
+func (c *Config) fakeTiming(scale timeScale) fake.Timing {
+	return fake.Timing{
+		BootDelay: positiveOr(scale.toReal(BootDelay), fake.NoDelay),
+		DeleteLag: scale.toReal(deleteLag),
+		RateLimits: fake.RateLimits{
+			Disabled:  c.Unlimited,
+			PerMinute: PerMinute, PerHour: PerHour,
+			Minute: scale.toReal(time.Minute), Hour: scale.toReal(time.Hour),
+			KeyListWindow: scale.toReal(time.Minute),
+		},
+	}
+}
+
+// startController starts the controller of a phase with that scale's flags,
+// logging to controller-<phase>.log.
+func (s *scenario) startController(ctx context.Context, phase string, scale timeScale) error {
 	port, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
-	args := c.controllerArgs(s.mode, s.ns, s.env.KubeconfigPath, s.do.URL(), port, s.missing)
-	s.logf("namespace %s; controller %s", s.ns, strings.Join(args[1:], " "))
-	s.ctrl, err = startController(ctx, s.bin, args, port, filepath.Join(s.dir, "controller.log"))
-	return err
+	args := s.cfg.controllerArgs(scale, s.mode, s.ns, s.env.KubeconfigPath, s.do.URL(), port, s.missing)
+	shown := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--kubeconfig=") })
+	s.logf("%s controller (scale %g): %s", phase, scale, strings.Join(shown, " "))
+	ctrl, err := startController(ctx, s.bin, args, port, filepath.Join(s.dir, "controller-"+phase+".log"))
+	if err != nil {
+		return err
+	}
+	s.ctrl = ctrl
+	s.ctrlPhase, s.ctrlBegan = phase, time.Now()
+	return nil
+}
+
+// collectController reads the running controller's peak RSS and CPU time
+// and saves its /metrics as metrics-<phase>.txt.
+func (s *scenario) collectController(ctx context.Context) {
+	run := ControllerRun{Phase: s.ctrlPhase, HeldBack: Num(nan), RealSeconds: time.Since(s.ctrlBegan).Seconds()}
+	if st, err := readProcStats(s.ctrl.proc.Pid()); err != nil {
+		s.note("reading the %s controller's /proc: %v", s.ctrlPhase, err)
+	} else {
+		run.PeakRSSMiB, run.CPUSeconds = st.PeakRSSMiB, st.CPUSeconds
+	}
+	heldBack, err := s.ctrl.scrapeMetrics(ctx, filepath.Join(s.dir, "metrics-"+s.ctrlPhase+".txt"))
+	if err != nil {
+		s.note("scraping the %s controller's metrics: %v", s.ctrlPhase, err)
+	}
+	run.HeldBack = Num(heldBack)
+	s.res.Controllers = append(s.res.Controllers, run)
+}
+
+// restart stops the flood's controller (SIGTERM, waiting for its exit) once
+// its figures are read, retimes the fake to the hold's scale and starts the
+// hold's controller, which picks the objects up through its informers.
+func (s *scenario) restart(ctx context.Context) error {
+	began := time.Now()
+	s.collectController(ctx)
+	stopBegan := time.Now()
+	s.ctrl.proc.Stop()
+	stopped := time.Since(stopBegan)
+	s.res.Controllers[len(s.res.Controllers)-1].StopSeconds = stopped.Seconds()
+	s.ctrl = nil
+	if stopped >= stopKilled {
+		s.note("the flood's controller took %.1f s to stop after SIGTERM (killed after 5 s)", stopped.Seconds())
+	}
+	s.do.SetTiming(s.cfg.fakeTiming(s.tl.hold))
+	s.tl.switched = time.Now()
+	if err := s.startController(ctx, phaseHold, s.tl.hold); err != nil {
+		return fmt.Errorf("starting the hold's controller: %w", err)
+	}
+	s.res.RestartSeconds = time.Since(began).Seconds()
+	s.logf("restart: flood controller stopped in %.1f s, fake retimed to scale %g, hold controller ready after %.1f s real in all",
+		stopped.Seconds(), s.tl.hold, s.res.RestartSeconds)
+	return nil
 }
 
 func positiveOr(d, otherwise time.Duration) time.Duration {
@@ -254,7 +338,7 @@ func (s *scenario) runProbes(ctx context.Context, probes []string) error {
 		return err
 	}
 	var lastCheck time.Time
-	err := s.waitFor(ctx, probes, isRunning, func() error {
+	err := s.waitFor(ctx, probes, isRunning, s.bounds(len(probes)), func() error {
 		if s.res.KeyScope != KeyScopeEnvironment || time.Since(lastCheck) < time.Second {
 			return nil
 		}
@@ -377,14 +461,38 @@ func isGone(v *vmTimes) bool    { return !v.gone.IsZero() }
 // errGaveUp means the controller did not finish in the bounds.
 var errGaveUp = errors.New("gave up")
 
+// waitBounds are when waiting gives up: limit after since, or when no VM
+// progressed for stall.
+type waitBounds struct {
+	since        time.Time
+	limit, stall time.Duration
+}
+
+// bounds are for n VMs from now, at the current scale: the floor plus
+// runSlack (simulated) plus realSlack and perVMRealSlack each; no progress
+// for runSlack, at least stallSlack.
+func (s *scenario) bounds(n int) waitBounds {
+	sc := s.tl.current()
+	return waitBounds{since: time.Now(),
+		limit: sc.toReal(Floor(n)+runSlack) + realSlack + time.Duration(n)*perVMRealSlack,
+		stall: max(stallSlack, sc.toReal(runSlack))}
+}
+
+// floodBounds are for the flood's n VMs: floodFloors floors (simulated, at
+// the flood scale) plus realSlack from the flood's first create; the stall
+// rule as in bounds.
+func (s *scenario) floodBounds(n int) waitBounds {
+	b := s.bounds(n)
+	b.since, b.limit = s.floodBegan, s.tl.flood.toReal(floodFloors*Floor(n))+realSlack
+	return b
+}
+
 // waitFor polls until done holds for every VM. It fails when the controller
-// exits, ctx ends or check fails, and gives up when no VM progressed for
-// runSlack (at least stallSlack) or after a bound for this many VMs.
-func (s *scenario) waitFor(ctx context.Context, vms []string, done func(v *vmTimes) bool, check func() error) error {
-	bound := s.cfg.toReal(Floor(len(vms))+runSlack) + realSlack + time.Duration(len(vms))*perVMRealSlack
-	stall := max(stallSlack, s.cfg.toReal(runSlack))
-	began := time.Now()
-	last, lastChange := -1, began
+// exits, ctx ends or check fails, and gives up at the bounds.
+func (s *scenario) waitFor(ctx context.Context, vms []string, done func(v *vmTimes) bool, b waitBounds, check func() error) error {
+	bound, stall := b.limit, b.stall
+	began := b.since
+	last, lastChange := -1, time.Now()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
@@ -440,23 +548,25 @@ func (s *scenario) sleep(ctx context.Context, d time.Duration) error {
 // whose droplets went, and how many did not in the bounds.
 func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) {
 	err := s.each(ctx, vms, func(name string) error {
-		now := time.Now()
-		s.track.set(name, func(v *vmTimes) { v.deleted = now })
 		if err := s.hf.VMs.Delete(s.ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
+		// The VM is deleted once the apiserver says so: how long a busy
+		// apiserver takes to answer is not the controller's.
+		now := time.Now()
+		s.track.set(name, func(v *vmTimes) { v.deleted = now })
 		return nil
 	})
 	if err != nil {
 		s.note("deleting VMs: %v", err)
 	}
-	if err := s.waitFor(ctx, vms, isGone, nil); err != nil {
+	if err := s.waitFor(ctx, vms, isGone, s.bounds(len(vms)), nil); err != nil {
 		s.note("waiting for the droplets of %d deleted VMs to go: %v", len(vms), err)
 	}
 	var secs []float64
 	for _, v := range s.track.snapshot(vms) {
 		if !v.gone.IsZero() {
-			secs = append(secs, s.cfg.toSim(v.gone.Sub(v.deleted)))
+			secs = append(secs, s.tl.sim(v.deleted, v.gone))
 		}
 	}
 	return Summarize(secs), len(vms) - len(secs)
@@ -487,7 +597,7 @@ func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) e
 		return fmt.Errorf("creating VMs: %w", err)
 	}
 
-	err = s.waitFor(ctx, flood, isRunning, nil)
+	err = s.waitFor(ctx, flood, isRunning, s.floodBounds(len(flood)), nil)
 	if err != nil && !errors.Is(err, errGaveUp) {
 		cancel()
 		<-deleted
@@ -508,7 +618,6 @@ func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) e
 // floodStats computes the flood's figures from the VMs that run by now; the
 // informer keeps stamping, so calling it again later counts late VMs too.
 func (s *scenario) floodStats(flood []string) {
-	boot := s.cfg.toReal(BootDelay)
 	var overhead, before, after []float64
 	var last time.Time
 	s.res.Running = 0
@@ -520,16 +629,16 @@ func (s *scenario) floodStats(flood []string) {
 		if v.running.After(last) {
 			last = v.running
 		}
-		overhead = append(overhead, s.cfg.toSim(v.running.Sub(v.ready)-boot))
+		overhead = append(overhead, s.tl.sim(v.ready, v.running)-BootDelay.Seconds())
 		if !v.created.IsZero() {
-			before = append(before, s.cfg.toSim(v.created.Sub(v.ready)))
-			after = append(after, s.cfg.toSim(v.running.Sub(v.active)))
+			before = append(before, s.tl.sim(v.ready, v.created))
+			after = append(after, s.tl.sim(v.active, v.running))
 		}
 	}
 	s.res.Overhead, s.res.BeforeCreate, s.res.AfterActive = Summarize(overhead), Summarize(before), Summarize(after)
 	s.res.Wall = Num(nan)
 	if s.res.Running == len(flood) {
-		s.res.Wall = Num(s.cfg.toSim(last.Sub(s.floodBegan)))
+		s.res.Wall = Num(s.tl.sim(s.floodBegan, last))
 	}
 }
 
@@ -540,11 +649,11 @@ func (s *scenario) hold(ctx context.Context) error {
 	}
 	before := byEndpoint(s.do.RequestCounts())
 	began := time.Now()
-	s.logf("holding for %v simulated (%v real)", s.cfg.Hold, s.cfg.toReal(s.cfg.Hold).Round(time.Second))
-	if err := s.sleep(ctx, s.cfg.toReal(s.cfg.Hold)); err != nil {
+	s.logf("holding for %v simulated (%v real)", s.cfg.Hold, s.tl.hold.toReal(s.cfg.Hold).Round(time.Second))
+	if err := s.sleep(ctx, s.tl.hold.toReal(s.cfg.Hold)); err != nil {
 		return err
 	}
-	s.res.HoldSeconds = s.cfg.toSim(time.Since(began))
+	s.res.HoldSeconds = s.tl.sim(began, time.Now())
 	s.res.HoldRequests = byEndpoint(s.do.RequestCounts())
 	for e, n := range before {
 		s.res.HoldRequests[e] -= n
@@ -584,16 +693,8 @@ func tooMany(counts map[string]int) int {
 
 // finish reads what is measured over the whole scenario, while the controller still runs.
 func (s *scenario) finish(ctx context.Context, cpu0, kube0 map[string]float64) {
-	if st, err := readProcStats(s.ctrl.proc.Pid()); err != nil {
-		s.note("reading the controller's /proc: %v", err)
-	} else {
-		s.res.PeakRSSMiB, s.res.CPUSeconds = st.PeakRSSMiB, st.CPUSeconds
-	}
-	heldBack, err := s.ctrl.scrapeMetrics(ctx, filepath.Join(s.dir, "metrics.txt"))
-	if err != nil {
-		s.note("scraping the controller's metrics: %v", err)
-	}
-	s.res.HeldBack = Num(heldBack)
+	s.collectController(ctx)
+	s.res.PeakRSSMiB, s.res.CPUSeconds, s.res.HeldBack = combineRuns(s.res.Controllers)
 	counts := s.do.RequestCounts()
 	s.res.Requests, s.res.TooMany = byEndpoint(counts), tooMany(counts)
 	cpu1 := s.controlPlaneCPU()

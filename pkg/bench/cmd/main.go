@@ -25,7 +25,9 @@ func main() {
 func run() int {
 	ns := flag.String("n", "100,1000", "fleet sizes, comma-separated, run in this order")
 	modes := flag.String("modes", "ours,baseline", "modes, comma-separated: ours, baseline")
-	scale := flag.Float64("scale", bench.DefaultScale, "simulated seconds per real second")
+	scale := flag.Float64("scale", bench.DefaultScale, "simulated seconds per real second of the hold, the delete of all N and after")
+	floodScale := flag.String("flood-scale", bench.DefaultFloodScale,
+		"simulated seconds per real second of set up, probes, flood and waiting for all running, by N as 100=1,1000=3, or one number for every N; an N not given uses -scale")
 	hold := flag.Duration("hold", bench.DefaultHold, "simulated steady state between all running and deleting all; 0 skips it")
 	keyScope := flag.String("key-scope", "environment",
 		"ssh_key_scope (vm or environment) of ours, or per mode as ours=environment,baseline=vm; baseline defaults to vm")
@@ -44,6 +46,9 @@ func run() int {
 	var err error
 	if cfg.Ns, err = parseInts(*ns); err != nil {
 		return usage("-n: %v", err)
+	}
+	if cfg.FloodScale, err = bench.ParseFloodScale(*floodScale); err != nil {
+		return usage("-flood-scale: %v", err)
 	}
 	for _, m := range splitList(*modes) {
 		cfg.Modes = append(cfg.Modes, bench.Mode(m))

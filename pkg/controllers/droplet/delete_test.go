@@ -18,7 +18,9 @@ import (
 const deleteToken = "dop_v1_delete-test"
 
 // noVMs is a VM cache without VMs.
-type noVMs struct{ hfcontrollers.VirtualMachineCache }
+type noVMs struct {
+	hfcontrollers.VirtualMachineCache
+}
 
 func (noVMs) Get(_, name string) (*hfv1.VirtualMachine, error) {
 	return nil, apierrors.NewNotFound(hfv1.Resource("virtualmachines"), name)

@@ -52,7 +52,7 @@ func (s *Server) newAccount(token string, opts AccountOptions) *account {
 	h := TokenHash(token)
 	return &account{
 		tokenHash: h,
-		limiter:   newRateLimiter(s.opts.RateLimits),
+		limiter:   newRateLimiter(s.rateLimits()),
 		opts:      opts.withDefaults(h),
 		uuid:      newUUID(),
 		droplets:  make(map[int]*droplet),

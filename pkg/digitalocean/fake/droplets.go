@@ -57,7 +57,8 @@ func (s *Server) newAction(rel string) wireAction {
 // addDroplets creates one droplet per name. Caller holds acc.mu and has
 // validated spec against the account.
 func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, authorized map[string]bool, now time.Time) []*droplet {
-	acc.purge(now, s.opts.DeleteLag)
+	acc.purge(now, s.deleteLag())
+	boot := s.bootDelay()
 	vpc := spec.vpcUUID
 	if vpc == "" {
 		vpc = acc.vpcFor(spec.region.Slug)
@@ -71,7 +72,7 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 			tags: append([]string(nil), spec.tags...), features: spec.features,
 			vpcUUID: vpc, userData: spec.userData,
 			sshKeyIDs: keyIDs, authorized: authorized,
-			createdAt: now, activeAt: now.Add(s.opts.BootDelay),
+			createdAt: now, activeAt: now.Add(boot),
 			status: statusNew, autoBoot: true,
 			publicV4: pub, privateV4: priv, publicV6: v6,
 		}
@@ -79,7 +80,7 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 		acc.order = append(acc.order, d.id)
 		acc.live++
 		out = append(out, d)
-		s.scheduleBoot(acc, d.id)
+		s.scheduleBoot(acc, d.id, boot)
 	}
 	return out
 }
@@ -87,11 +88,11 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 // scheduleBoot wakes the droplet when its boot delay passes, so that with
 // SSH enabled the server starts without waiting for a read. Without SSH the
 // transition stays purely lazy.
-func (s *Server) scheduleBoot(acc *account, id int) {
-	if s.ssh == nil || s.opts.BootDelay <= 0 {
+func (s *Server) scheduleBoot(acc *account, id int, boot time.Duration) {
+	if s.ssh == nil || boot <= 0 {
 		return
 	}
-	time.AfterFunc(s.opts.BootDelay, func() {
+	time.AfterFunc(boot, func() {
 		acc.mu.Lock()
 		defer acc.mu.Unlock()
 		if d := acc.droplets[id]; d != nil {
@@ -129,7 +130,7 @@ func (s *Server) listDroplets(c *call) reply {
 	acc := c.acc
 	acc.mu.Lock()
 	defer acc.mu.Unlock()
-	acc.purge(c.now, s.opts.DeleteLag)
+	acc.purge(c.now, s.deleteLag())
 	matches := make([]*droplet, 0, len(acc.order))
 	for _, id := range acc.order {
 		d := acc.droplets[id]

@@ -36,10 +36,13 @@ const unmatchedRoute = "<unmatched>"
 // Server is a fake DigitalOcean API. Create it with New, then Start it.
 // All methods are safe for concurrent use.
 type Server struct {
-	opts    Options
-	now     func() time.Time
-	catalog *catalog
-	mux     *http.ServeMux
+	// opts is fixed after New but for BootDelay, DeleteLag and RateLimits,
+	// which SetTiming changes under timingMu.
+	opts     Options
+	timingMu sync.RWMutex
+	now      func() time.Time
+	catalog  *catalog
+	mux      *http.ServeMux
 
 	accountsMu sync.RWMutex
 	accounts   map[string]*account // by token; tokens never leave this map
