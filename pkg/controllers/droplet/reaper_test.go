@@ -1,0 +1,97 @@
+package droplet
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// oneVM, oneDroplet and oneSecret are caches holding a single object.
+type oneVM struct {
+	noVMs
+	vm *hfv1.VirtualMachine
+}
+
+func (c oneVM) Get(_, name string) (*hfv1.VirtualMachine, error) {
+	if c.vm == nil || c.vm.Name != name {
+		return c.noVMs.Get("", name)
+	}
+	return c.vm, nil
+}
+
+type oneDroplet struct {
+	provcontrollers.DropletCache
+	d *v1alpha1.Droplet
+}
+
+func (c oneDroplet) Get(_, name string) (*v1alpha1.Droplet, error) {
+	if c.d.Name != name {
+		return nil, apierrors.NewNotFound(v1alpha1.Resource("droplets"), name)
+	}
+	return c.d, nil
+}
+
+type dropletsWithCache struct {
+	provcontrollers.DropletController
+	cache oneDroplet
+}
+
+func (c dropletsWithCache) Cache() generic.CacheInterface[*v1alpha1.Droplet] { return c.cache }
+
+type oneSecret struct {
+	corecontrollers.SecretCache
+	s *corev1.Secret
+}
+
+func (c oneSecret) Get(_, name string) (*corev1.Secret, error) {
+	if c.s.Name != name {
+		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
+	}
+	return c.s, nil
+}
+
+func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
+	do, _, _ := newDeleteWorld(t)
+	tag := digitalocean.VMTag("uid-1")
+	id := outOfBand(do, "vm", tag)
+	d := deletingDroplet("uid-1", id, "", "Created")
+	d.Spec.TokenSecretRef = v1alpha1.SecretKeyRef{Name: "token", Key: "token"}
+	vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "uid-1"}}
+	h := &handler{ctx: context.Background(), vms: oneVM{vm: vm},
+		droplets: dropletsWithCache{cache: oneDroplet{d: d}},
+		secrets:  oneSecret{s: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token"}, Data: map[string][]byte{"token": []byte(deleteToken)}}},
+		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true})}
+	r := &reaper{h: h}
+
+	// A VM that is not being deleted keeps its droplet.
+	if retry := r.reap("ns/vm"); retry != 0 || len(do.Droplets(deleteToken)) != 1 {
+		t.Fatalf("live VM: retry %v, %d droplets; want its droplet kept", retry, len(do.Droplets(deleteToken)))
+	}
+	vm.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if retry := r.reap("ns/vm"); retry != 0 {
+		t.Fatalf("retry %v after a delete DigitalOcean accepted", retry)
+	}
+	if left := do.Droplets(deleteToken); len(left) != 0 {
+		t.Fatalf("droplets left after the reaper: %v", left)
+	}
+	if _, ok := h.reaped.Load("uid-1"); !ok {
+		t.Fatal("the reaper did not record what it deleted, so the cleanup would send it again")
+	}
+	// Seen again (another update of the deleting VM): nothing more is sent.
+	before := do.RequestCounts()[fake.RouteDeleteDropletsByTag+" 204"]
+	r.reap("ns/vm")
+	if after := do.RequestCounts()[fake.RouteDeleteDropletsByTag+" 204"]; after != before {
+		t.Errorf("deletes by tag went from %d to %d on a second look", before, after)
+	}
+}
