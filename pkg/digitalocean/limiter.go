@@ -115,6 +115,11 @@ type limitWindow struct {
 	RateLimit
 	budget int          // Requests less the headroom
 	sent   []*sentEntry // unordered
+	// expiresAt is when the first finished entry of sent leaves the window
+	// (zero: none had finished at the last prune). Until then prune has
+	// nothing to do: with an hour's window sent holds thousands of entries,
+	// and every request, held back or not, prunes.
+	expiresAt time.Time
 	// seenElsewhere is what DigitalOcean's headers say the token spent
 	// beyond the requests in sent (other users of the token, or a previous
 	// run of this controller), until seenUntil.
@@ -238,10 +243,22 @@ func (w *limitWindow) used(now time.Time) int {
 }
 
 func (w *limitWindow) prune(now time.Time) {
+	if now.Before(w.expiresAt) {
+		// Entries that finish later expire later than expiresAt too.
+		return
+	}
 	kept := w.sent[:0]
+	w.expiresAt = time.Time{}
 	for _, e := range w.sent {
-		if e.done.IsZero() || now.Before(e.done.Add(w.Window)) {
+		if e.done.IsZero() {
 			kept = append(kept, e)
+			continue
+		}
+		if expires := e.done.Add(w.Window); now.Before(expires) {
+			kept = append(kept, e)
+			if w.expiresAt.IsZero() || expires.Before(w.expiresAt) {
+				w.expiresAt = expires
+			}
 		}
 	}
 	clear(w.sent[len(kept):])
@@ -249,16 +266,12 @@ func (w *limitWindow) prune(now time.Time) {
 }
 
 // nextFree is how long until the oldest finished request leaves the window
-// (or what DigitalOcean counted elsewhere expires, if sooner).
+// (or what DigitalOcean counted elsewhere expires, if sooner). It follows a
+// prune at now.
 func (w *limitWindow) nextFree(now time.Time) time.Duration {
 	wait := time.Duration(0)
-	for _, e := range w.sent {
-		if e.done.IsZero() {
-			continue
-		}
-		if d := e.done.Add(w.Window).Sub(now); wait == 0 || d < wait {
-			wait = d
-		}
+	if !w.expiresAt.IsZero() {
+		wait = w.expiresAt.Sub(now)
 	}
 	if d := w.seenUntil.Sub(now); d > 0 && w.seenElsewhere > 0 && (wait == 0 || d < wait) {
 		wait = d

@@ -10,6 +10,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -93,7 +94,13 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())
 
 	// A Key that becomes ready unblocks the droplets made with it.
-	relatedresource.Watch(ctx, "droplet-from-key", keyUsers(droplets.Cache()), droplets, keys)
+	users := keyUsers(droplets.Cache())
+	related.OnWrite(keys.Informer(), func(namespace, name string) {
+		keys, _ := users(namespace, name, nil)
+		for _, k := range keys {
+			droplets.Enqueue(k.Namespace, k.Name)
+		}
+	})
 	relatedresource.Watch(ctx, "droplet-from-token-secret", tokenUsers(droplets.Cache()), droplets, secrets)
 }
 

@@ -87,6 +87,9 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 		log.WithError(err).Warn("updating VM")
 		return objs, status, err
 	}
+	if h.inPlace(vm, objs) {
+		return nil, status, generic.ErrSkip
+	}
 	return objs, status, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -56,11 +57,8 @@ func registerWatches(ctx context.Context,
 	relatedresource.Watch(ctx, "vm-from-template", vmsIndexedBy(byTemplate), vms, templates)
 
 	// The Droplet and Key carry their VM's name.
-	sameName := func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-		return []relatedresource.Key{relatedresource.NewKey(namespace, name)}, nil
-	}
-	relatedresource.Watch(ctx, "vm-from-droplet", sameName, vms, droplets)
-	relatedresource.Watch(ctx, "vm-from-key", sameName, vms, keys)
+	related.OnWrite(droplets.Informer(), vms.Enqueue)
+	related.OnWrite(keys.Informer(), vms.Enqueue)
 
 	// The key-pair Secret, also when it is deleted or restored by hand (a
 	// restored copy may lack what apply's own watch goes by).
