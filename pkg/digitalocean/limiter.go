@@ -84,6 +84,15 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 	return context.WithValue(ctx, priorityKey{}, p)
 }
 
+// raisePriority marks ctx one priority above its own (a GET's is resync).
+func raisePriority(ctx context.Context) context.Context {
+	p, ok := ctx.Value(priorityKey{}).(Priority)
+	if !ok {
+		p = PriorityResync
+	}
+	return WithPriority(ctx, max(PriorityDelete, p-1))
+}
+
 // priorityOf is the request's marked priority, else one guessed from its method.
 func priorityOf(req *http.Request) Priority {
 	if p, ok := req.Context().Value(priorityKey{}).(Priority); ok {

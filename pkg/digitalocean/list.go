@@ -25,6 +25,10 @@ func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Dro
 			return nil, err
 		}
 		opt.Page = current + 1
+		// The rest of a list goes one priority up: one page held back wastes
+		// the pages before it, and with many re-reads waiting for room every
+		// freed slot went to a new list's first page that never finished.
+		ctx = raisePriority(ctx)
 	}
 }
 
