@@ -22,7 +22,7 @@ const maxBatch = 10
 // batchGather is how long a Droplet that may share a multi-create waits
 // for mates before it goes with fewer than maxBatch: the VMs of an event
 // arrive over a moment, and ten per request cost a tenth of the budget.
-const batchGather = 500 * time.Millisecond
+const batchGather = 250 * time.Millisecond
 
 // sharesKey: d is made with a key other Droplets use too (ssh_key_scope:
 // environment), so other Droplets may be created with it in one request.
