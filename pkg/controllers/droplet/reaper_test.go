@@ -10,56 +10,35 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
-	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// oneVM, oneDroplet and oneSecret are caches holding a single object.
-type oneVM struct {
-	noVMs
-	vm *hfv1.VirtualMachine
+// oneCached is a cache holding a single object.
+type oneCached[T runtime.Object] struct {
+	generic.CacheInterface[T]
+	obj T
 }
 
-func (c oneVM) Get(_, name string) (*hfv1.VirtualMachine, error) {
-	if c.vm == nil || c.vm.Name != name {
-		return c.noVMs.Get("", name)
+func (c oneCached[T]) Get(_, name string) (T, error) {
+	if m, _ := meta.Accessor(c.obj); m.GetName() != name {
+		var none T
+		return none, apierrors.NewNotFound(schema.GroupResource{}, name)
 	}
-	return c.vm, nil
-}
-
-type oneDroplet struct {
-	provcontrollers.DropletCache
-	d *v1alpha1.Droplet
-}
-
-func (c oneDroplet) Get(_, name string) (*v1alpha1.Droplet, error) {
-	if c.d.Name != name {
-		return nil, apierrors.NewNotFound(v1alpha1.Resource("droplets"), name)
-	}
-	return c.d, nil
+	return c.obj, nil
 }
 
 type dropletsWithCache struct {
 	provcontrollers.DropletController
-	cache oneDroplet
+	cache generic.CacheInterface[*v1alpha1.Droplet]
 }
 
 func (c dropletsWithCache) Cache() generic.CacheInterface[*v1alpha1.Droplet] { return c.cache }
-
-type oneSecret struct {
-	corecontrollers.SecretCache
-	s *corev1.Secret
-}
-
-func (c oneSecret) Get(_, name string) (*corev1.Secret, error) {
-	if c.s.Name != name {
-		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
-	}
-	return c.s, nil
-}
 
 func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
 	do, _, _ := newDeleteWorld(t)
@@ -68,9 +47,10 @@ func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
 	d := deletingDroplet("uid-1", id, "", "Created")
 	d.Spec.TokenSecretRef = v1alpha1.SecretKeyRef{Name: "token", Key: "token"}
 	vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "uid-1"}}
-	h := &handler{ctx: context.Background(), vms: oneVM{vm: vm},
-		droplets: dropletsWithCache{cache: oneDroplet{d: d}},
-		secrets:  oneSecret{s: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token"}, Data: map[string][]byte{"token": []byte(deleteToken)}}},
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token"}, Data: map[string][]byte{"token": []byte(deleteToken)}}
+	h := &handler{ctx: context.Background(), vms: oneCached[*hfv1.VirtualMachine]{obj: vm},
+		droplets: dropletsWithCache{cache: oneCached[*v1alpha1.Droplet]{obj: d}},
+		secrets:  oneCached[*corev1.Secret]{obj: token},
 		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true})}
 	r := &reaper{h: h}
 
