@@ -368,10 +368,12 @@ func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Dro
 // create, one new list for all the new droplets is cheaper than a GET each.
 func listableFrom(d *v1alpha1.Droplet) time.Time {
 	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
-	if err != nil {
+	from := created.Add(time.Second)
+	if err != nil || from.After(time.Now()) {
+		// DigitalOcean's clock ahead of ours would make every list too old.
 		return time.Time{}
 	}
-	return created.Add(time.Second)
+	return from
 }
 
 // observe copies DigitalOcean's view of the droplet into the status.
