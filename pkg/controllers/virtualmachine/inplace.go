@@ -42,21 +42,37 @@ func (h *handler) inPlace(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 }
 
 // cachedAsDesired names obj and reports whether the cache has it as
-// desired: same contents, controlled by the VM (so apply made it).
+// desired: same contents and metadata, controlled by the VM (so apply made
+// it; apply's own annotations come on top).
 func (h *handler) cachedAsDesired(vm *hfv1.VirtualMachine, obj runtime.Object) (string, bool) {
 	switch o := obj.(type) {
 	case *corev1.Secret:
 		c, err := h.secrets.Cache().Get(o.Namespace, o.Name)
-		return "Secret/" + o.Name, err == nil && metav1.IsControlledBy(c, vm) && c.Type == o.Type &&
+		return "Secret/" + o.Name, err == nil && sameMeta(vm, c, o) && c.Type == o.Type &&
 			maps.EqualFunc(c.Data, o.Data, bytes.Equal)
 	case *v1alpha1.Key:
 		c, err := h.keys.Cache().Get(o.Namespace, o.Name)
-		return "Key/" + o.Name, err == nil && metav1.IsControlledBy(c, vm) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
+		return "Key/" + o.Name, err == nil && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
 	case *v1alpha1.Droplet:
 		c, err := h.droplets.Cache().Get(o.Namespace, o.Name)
-		return "Droplet/" + o.Name, err == nil && metav1.IsControlledBy(c, vm) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
+		return "Droplet/" + o.Name, err == nil && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
 	}
 	return "", false
+}
+
+// sameMeta: cached is controlled by vm and has desired's labels and annotations.
+func sameMeta(vm *hfv1.VirtualMachine, cached, desired metav1.Object) bool {
+	return metav1.IsControlledBy(cached, vm) && contains(cached.GetLabels(), desired.GetLabels()) &&
+		contains(cached.GetAnnotations(), desired.GetAnnotations())
+}
+
+func contains(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *handler) secretCached(namespace, name string) bool {
