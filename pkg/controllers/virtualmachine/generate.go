@@ -8,6 +8,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -284,7 +285,13 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 		reason, message = "ConfigUnavailable", cfgErr.Error()
 	}
 	d = d.DeepCopy()
-	configChanged := h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d)
+	var configChanged bool
+	if cfgErr == nil && v1alpha1.Configured.GetStatus(d) == "" {
+		// Valid from the start is no news: no Event (two per VM in a flood).
+		configChanged = events.SetCondition(d, v1alpha1.Configured, true, reason, message)
+	} else {
+		configChanged = h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d)
+	}
 	if configChanged && cfgErr == nil {
 		for typo, known := range config.UnknownKeys(settings) {
 			h.recorder.Eventf(vm, corev1.EventTypeWarning, "UnknownConfigKey", "config key %q is not used; did you mean %q?", typo, known)
