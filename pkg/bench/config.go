@@ -8,6 +8,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("no mode given")
 	case c.Scale <= 0:
 		return fmt.Errorf("scale must be positive")
-	case slices.ContainsFunc(mapValues(c.FloodScale), func(v float64) bool { return !(v > 0) }):
+	case slices.ContainsFunc(slices.Collect(maps.Values(c.FloodScale)), func(v float64) bool { return !(v > 0) }):
 		return fmt.Errorf("flood scales must be positive")
 	case c.Hold < 0:
 		return fmt.Errorf("hold must not be negative")
@@ -175,14 +176,6 @@ func ParseFloodScale(s string) (map[int]float64, error) {
 		out[n] = v
 	}
 	return out, nil
-}
-
-func mapValues(m map[int]float64) []float64 {
-	out := make([]float64, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // timeScale is simulated seconds per real second.

@@ -79,12 +79,8 @@ func transportMessage(err error) string {
 	return err.Error()
 }
 
-// HeldBack reports whether err is the client-side limiter's refusal, and
-// how long until it may have room.
-func HeldBack(err error) (time.Duration, bool) {
+// IsHeldBack reports whether err is the client-side limiter's refusal.
+func IsHeldBack(err error) bool {
 	var held *HeldBackError
-	if errors.As(err, &held) {
-		return held.Wait, true
-	}
-	return 0, false
+	return errors.As(err, &held)
 }

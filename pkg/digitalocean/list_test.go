@@ -41,7 +41,7 @@ func TestListFinishesOnceStartedThoughReReadsAreFull(t *testing.T) {
 		t.Fatalf("list: %d droplets, %v; want all 250", len(got), err)
 	}
 	_, err = digitalocean.ListByTag(resync, client, "t")
-	if _, held := digitalocean.HeldBack(err); !held {
+	if !digitalocean.IsHeldBack(err) {
 		t.Errorf("a new list with the re-read share spent: %v, want it held back", err)
 	}
 }

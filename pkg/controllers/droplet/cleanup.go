@@ -66,7 +66,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 			targets.add(found.ID)
 		}
 	}
-	if reaped, ok := h.reaped.Load(uid); !ok || !reaped.(deleteTargets).equal(targets) {
+	if !h.alreadyReaped(d, targets) {
 		if err := targets.send(ctx, client); err != nil {
 			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}

@@ -96,8 +96,8 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	// A Key that becomes ready unblocks the droplets made with it.
 	users := keyUsers(droplets.Cache())
 	related.OnWrite(keys.Informer(), func(namespace, name string) {
-		keys, _ := users(namespace, name, nil)
-		for _, k := range keys {
+		dependents, _ := users(namespace, name, nil)
+		for _, k := range dependents {
 			droplets.Enqueue(k.Namespace, k.Name)
 		}
 	})

@@ -53,13 +53,16 @@ func (t *deleteTargets) addCovered(id int, byTag bool) {
 	}
 }
 
+// alreadyReaped: the reaper deleted exactly these targets of d's VM.
+func (h *handler) alreadyReaped(d *v1alpha1.Droplet, t deleteTargets) bool {
+	reaped, ok := h.reaped.Load(vmUID(d))
+	return ok && reaped.(deleteTargets).equal(t)
+}
+
 func (t deleteTargets) equal(o deleteTargets) bool {
 	a, b := slices.Sorted(slices.Values(t.ids)), slices.Sorted(slices.Values(o.ids))
 	return t.tag == o.tag && slices.Equal(a, b)
 }
-
-// empty: nothing on record to delete.
-func (t deleteTargets) empty() bool { return len(t.ids) == 0 && t.tag == "" }
 
 // send deletes every target. DigitalOcean's 204 means the droplet is being
 // destroyed (it is gone for GET at once, though lists show it a moment

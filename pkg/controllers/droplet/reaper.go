@@ -104,7 +104,7 @@ func (r *reaper) reap(key string) time.Duration {
 		return 0
 	}
 	targets := h.deleteTargets(d)
-	if reaped, ok := h.reaped.Load(vmUID(d)); ok && reaped.(deleteTargets).equal(targets) {
+	if h.alreadyReaped(d, targets) {
 		return 0
 	}
 	client, err := h.client(d)

@@ -322,7 +322,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		maxAge = h.opts.ActiveResync
 	}
 	current, err := h.read(ctx, client, d, maxAge)
-	if _, held := digitalocean.HeldBack(err); held {
+	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
 		// room in the token's budget. Nothing to record.
 		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
