@@ -193,6 +193,23 @@ func (w *world) events(kind, name string) []string {
 	return out
 }
 
+// eventCount is how many times an Event containing substr was recorded on
+// an object of kind: the recorder folds repeats into one Event's count.
+func (w *world) eventCount(kind, name, substr string) int32 {
+	w.t.Helper()
+	list, err := w.kube.CoreV1().Events(w.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var n int32
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name && strings.Contains(e.Type+" "+e.Reason+": "+e.Message, substr) {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
+
 func hasEvent(events []string, substr string) bool {
 	for _, e := range events {
 		if strings.Contains(e, substr) {

@@ -103,6 +103,40 @@ func TestTenVMsAcrossTwoTemplatesRunAndLogIn(t *testing.T) {
 		if out := sshRun(t, addr, vm.Spec.SshUsername, signer, "hostname"); out != do.Name {
 			t.Errorf("%s: ssh hostname = %q, want %q", name, out, do.Name)
 		}
+		if !v1alpha1.Configured.IsTrue(d) || v1alpha1.Configured.GetReason(d) != v1alpha1.ReasonConfigValid {
+			t.Errorf("%s: Droplet Configured=%q (%s), want True (%s)", name, v1alpha1.Configured.GetStatus(d), v1alpha1.Configured.GetReason(d), v1alpha1.ReasonConfigValid)
+		}
+		checkProgressEvents(w, name, d)
+	}
+
+	// Each droplet was listed once it could be; none was read on its own.
+	for key, n := range w.do.RequestCounts() {
+		if strings.HasPrefix(key, fake.RouteGetDroplet+" ") {
+			t.Errorf("%d requests %s: a new droplet should be read from the shared list", n, key)
+		}
+	}
+}
+
+// checkProgressEvents: the VM announces its droplet's creation and first
+// boot once each, and the Droplet leaves both to it.
+func checkProgressEvents(w *world, name string, d *v1alpha1.Droplet) {
+	w.t.Helper()
+	want := map[string]int32{
+		fmt.Sprintf("Normal Provisioned: DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region): 1,
+		fmt.Sprintf("Normal Running: droplet %d is active at %s", d.Status.DropletID, d.Status.PublicIPv4):       1,
+	}
+	w.eventually(10*time.Second, name+"'s progress Events", func() string {
+		for text, n := range want {
+			if got := w.eventCount("VirtualMachine", name, text); got != n {
+				return fmt.Sprintf("%d Events %q on the VM, want %d; it has %q", got, text, n, w.vmEvents(name))
+			}
+		}
+		return ""
+	})
+	for _, reason := range []string{"Normal Created: ", "Normal Active: "} {
+		if hasEvent(w.events("Droplet", name), reason) {
+			w.t.Errorf("%s: the Droplet repeats its VM's Event %q: %q", name, reason, w.events("Droplet", name))
+		}
 	}
 }
 

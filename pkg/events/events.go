@@ -55,6 +55,18 @@ func SetCondition(status interface{}, cond condition.Cond, ok bool, reason, mess
 	return true
 }
 
+// MarkConfigValid records Configured=True on a Droplet that has no verdict
+// yet, without an Event; it reports whether d changed. The Droplet
+// controller calls it in its first status write: the VirtualMachine
+// controller makes a Droplet with a spec only from a valid config, and
+// leaves a config valid from the start for that write to record.
+func MarkConfigValid(d *v1alpha1.Droplet) bool {
+	if v1alpha1.Configured.GetStatus(d) != "" {
+		return false
+	}
+	return SetCondition(d, v1alpha1.Configured, true, v1alpha1.ReasonConfigValid, v1alpha1.MessageConfigValid)
+}
+
 // Transition sets cond on obj and, when it changed, records one Event on each object
 // (nil objects are skipped): Normal when ok, Warning otherwise.
 func Transition(rec record.EventRecorder, status interface{}, cond condition.Cond, ok bool, reason, message string, objs ...runtime.Object) bool {

@@ -89,8 +89,10 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	if opts.Resync != ResyncPerDroplet {
 		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID)
 	}
-	droplets.OnChange(ctx, HandlerName, h.sync)
+	// The remove handler first, so that sync gets the Droplet its finalizer
+	// write returned and can create the droplet in the same pass.
 	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+	droplets.OnChange(ctx, HandlerName, h.sync)
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())
 
 	// A Key that becomes ready unblocks the droplets made with it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
@@ -72,6 +73,7 @@ func (h *handler) noteRecorded(d *v1alpha1.Droplet) {
 // finish writes a changed status, schedules the next look and passes on err.
 func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
 	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
+		events.MarkConfigValid(d)
 		now := metav1.Now()
 		d.Status.LastSynced = &now
 		updated, uerr := h.droplets.UpdateStatus(d)
@@ -115,10 +117,11 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	}
 
 	if !hasFinalizer(d, CleanupHandlerName) {
-		// Wrangler's remove handler adds the finalizer after this handler, in
-		// the same pass; a droplet created before it is there leaks if the
-		// Droplet is deleted meanwhile (its VM deleted right away). The
-		// finalizer's write re-enqueues the Droplet.
+		// Made without it (the VM controller makes it with the finalizer on),
+		// and wrangler's remove handler, which runs first, could not add the
+		// finalizer (its write conflicted): a droplet created before it is
+		// there leaks if the Droplet is deleted meanwhile (its VM deleted
+		// right away). The next pass retries.
 		return 0, nil
 	}
 	uid := vmUID(d)
@@ -236,7 +239,7 @@ func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, messag
 	h.backoff.Reset(objectKey(d))
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
-	h.transition(d, v1alpha1.Created, true, "Created", message)
+	h.progress(d, v1alpha1.Created, "Created", message)
 }
 
 // recordIntent writes Created=False/Creating before the create is sent, and
@@ -250,6 +253,7 @@ func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, messag
 func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
 	intent := d.DeepCopy()
 	intent.Status.CreateBatch = batch
+	events.MarkConfigValid(intent)
 	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
 	updated, err := h.droplets.UpdateStatus(intent)
 	if err != nil {
@@ -321,6 +325,12 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if v1alpha1.Ready.IsTrue(d) {
 		maxAge = h.opts.ActiveResync
 	}
+	if wait := untilListable(d); wait > 0 {
+		// Created moments ago, so still new, and no list shows it yet: the
+		// pass that the create's own status write causes would spend a GET
+		// to learn that.
+		return wait, nil
+	}
 	current, err := h.read(ctx, client, d, maxAge)
 	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
@@ -363,17 +373,33 @@ func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Dro
 	return current, err
 }
 
-// listableFrom is when a list can first show d's droplet: a second after
-// DigitalOcean's created_at, which it gives to the second. Right after a
+// listableAt is when a list can first show d's droplet: a second after
+// DigitalOcean's created_at, which it gives to the second.
+func listableAt(d *v1alpha1.Droplet) (time.Time, bool) {
+	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
+	return created.Add(time.Second), err == nil
+}
+
+// listableFrom is listableAt for a list to be taken after. Right after a
 // create, one new list for all the new droplets is cheaper than a GET each.
 func listableFrom(d *v1alpha1.Droplet) time.Time {
-	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
-	from := created.Add(time.Second)
-	if err != nil || from.After(time.Now()) {
+	from, ok := listableAt(d)
+	if !ok || from.After(time.Now()) {
 		// DigitalOcean's clock ahead of ours would make every list too old.
 		return time.Time{}
 	}
 	return from
+}
+
+// untilListable is how long until a list can show a droplet created in the
+// last second, and 0 otherwise (also when DigitalOcean's clock is ahead of
+// ours by more than that, which must not hold off reads).
+func untilListable(d *v1alpha1.Droplet) time.Duration {
+	from, ok := listableAt(d)
+	if wait := time.Until(from); ok && wait <= time.Second {
+		return max(wait, 0)
+	}
+	return 0
 }
 
 // observe copies DigitalOcean's view of the droplet into the status.
@@ -389,7 +415,7 @@ func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
 	}
 	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
 	if ready {
-		h.transition(d, v1alpha1.Ready, true, "Active", "droplet is active at "+d.Status.PublicIPv4)
+		h.progress(d, v1alpha1.Ready, "Active", "droplet is active at "+d.Status.PublicIPv4)
 	} else if !v1alpha1.Ready.IsTrue(d) {
 		// Booting is the expected way to Active, not a problem: no Event.
 		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
@@ -439,6 +465,27 @@ func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
 	return nil
+}
+
+// progress records a step on the way to a running VM: an Event on the
+// Droplet only when its VM will not announce the step itself (it does for
+// the first create and the first boot, see virtualmachine's announce). One
+// Event per step instead of two is a write less per VM and step in a flood.
+func (h *handler) progress(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) {
+	vm := h.vmOf(d)
+	announced := vm != nil && vm.DeletionTimestamp == nil && !slices.Contains(vmStatusesAfter[cond], vm.Status.Status)
+	if announced {
+		events.SetCondition(d, cond, true, reason, message)
+		return
+	}
+	h.transition(d, cond, true, reason, message)
+}
+
+// vmStatusesAfter are the VM statuses from which the VM no longer announces
+// the step cond stands for.
+var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
+	v1alpha1.Created: {hfv1.VmStatusProvisioned, hfv1.VmStatusRunning},
+	v1alpha1.Ready:   {hfv1.VmStatusRunning},
 }
 
 // transition records a condition change as an Event on the Droplet, and on

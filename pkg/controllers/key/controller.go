@@ -54,8 +54,10 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, clients: clients, keys: keys, secrets: secrets.Cache(), vms: vms, recorder: recorder,
 		backoff: digitalocean.NewBackoff()}
-	keys.OnChange(ctx, HandlerName, h.sync)
+	// The remove handler first, so that sync gets the Key its finalizer
+	// write returned and registers the key in the same pass.
 	keys.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+	keys.OnChange(ctx, HandlerName, h.sync)
 
 	keyCache := keys.Cache()
 	// Both the key-pair Secret and the token Secret feed a Key.
@@ -79,9 +81,10 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		return k, nil
 	}
 	if !slices.Contains(k.Finalizers, "wrangler.cattle.io/"+CleanupHandlerName) {
-		// Wrangler's remove handler adds the finalizer after this handler, in
-		// the same pass: a key registered before it is there leaks if the Key
-		// is deleted meanwhile. The finalizer's write re-enqueues the Key.
+		// Made without it (the VM controller makes it with the finalizer on),
+		// and wrangler's remove handler, which runs first, could not add the
+		// finalizer (its write conflicted): a key registered before it is
+		// there leaks if the Key is deleted meanwhile. The next pass retries.
 		return k, nil
 	}
 	orig := k

@@ -79,6 +79,12 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 	// Garbage collection would get them too, but not while another
 	// controller's finalizer keeps the VM.
 	for _, name := range []string{SSHSecretName(vm), TokenSecretName(vm)} {
+		if !h.secretCached(vm.Namespace, name) {
+			// Never made (a shared key, a token Secret) or gone already; one
+			// made so recently that the cache lacks it goes with the VM, by
+			// garbage collection.
+			continue
+		}
 		if err := h.secrets.Delete(vm.Namespace, name, nil); err != nil && !apierrors.IsNotFound(err) {
 			return vm, err
 		}

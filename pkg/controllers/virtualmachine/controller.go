@@ -32,8 +32,8 @@ type handler struct {
 	droplets  provcontrollers.DropletController
 	keys      provcontrollers.KeyController
 	recorder  record.EventRecorder
-	// patchedFrom holds, by VM UID, the resourceVersion of the last cached
-	// VM this handler patched.
+	// patchedFrom holds, by VM UID, the resourceVersions of the cached VMs
+	// this handler's last patches were sent from ([]string).
 	patchedFrom sync.Map
 }
 
@@ -52,27 +52,36 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 		secrets: secrets, droplets: droplets, keys: keys, recorder: recorder,
 	}
 
+	// The cleanup handler goes first: handlers run in this order, each on
+	// what the one before returned, so the generating handler gets the VM
+	// its finalizer write returned. After it, that write would be from a
+	// copy the generating handler's own patch made stale, and conflict.
+	vms.AddGenericHandler(ctx, CleanupHandlerName, h.onlyOurs(
+		generic.NewRemoveHandler(CleanupHandlerName, h.updateWithOwnSpec, generic.FromObjectHandlerToHandler(h.cleanup))))
+
 	hfcontrollers.RegisterVirtualMachineGeneratingHandler(ctx, vms,
 		apply.WithCacheTypes(secrets, droplets, keys).WithStrictCaching(),
 		"", HandlerName, h.generate,
 		// Despite its name this makes apply set controller owner references to the VM.
 		&generic.GeneratingHandlerOptions{NoOwnerReference: true})
 
-	vms.AddGenericHandler(ctx, CleanupHandlerName, onlyOurs(
-		generic.NewRemoveHandler(CleanupHandlerName, vms.Updater(), generic.FromObjectHandlerToHandler(h.cleanup))))
-
 	registerWatches(ctx, vms, envs, templates, secrets, droplets, keys)
 }
 
 // onlyOurs keeps wrangler's remove handler, which adds its finalizer on first
-// sight, away from VMs we may not touch yet and from other provisioners' VMs.
-func onlyOurs(next generic.Handler) generic.Handler {
+// sight, away from VMs we may not touch yet and from other provisioners' VMs,
+// and from a cached copy older than the write that added it (that copy's
+// write would only conflict).
+func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 	return func(key string, obj runtime.Object) (runtime.Object, error) {
 		vm, ok := obj.(*hfv1.VirtualMachine)
 		if !ok || vm == nil {
 			return obj, nil
 		}
 		if !Eligible(vm) && !hasCleanupFinalizer(vm) {
+			return obj, nil
+		}
+		if vm.DeletionTimestamp == nil && h.writtenPast(vm) {
 			return obj, nil
 		}
 		return next(key, obj)

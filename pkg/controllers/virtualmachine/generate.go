@@ -8,7 +8,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -80,11 +79,7 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 	}
 
 	h.reportConfig(vm, existing, cfgErr, settings, keyProblem)
-	secretName := SSHSecretName(vm)
-	if shared {
-		secretName = SharedKeyName(vm.Status.EnvironmentId)
-	}
-	if err := h.patchVM(vm, secretName, cfg, existing); err != nil {
+	if err := h.patchVM(vm, secretNameFor(vm, shared), cfg, existing); err != nil {
 		log.WithError(err).Warn("updating VM")
 		return objs, status, err
 	}
@@ -271,30 +266,38 @@ func (h *handler) keepExisting(vm *hfv1.VirtualMachine, existing *v1alpha1.Dropl
 // pair, on the Droplet, where conditions survive (the VM's status schema
 // would prune them).
 func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfgErr error, settings map[string]string, keyProblem *keyPairProblem) {
+	validFromStart := cfgErr == nil && (d == nil || v1alpha1.Configured.GetStatus(d) == "")
+	if validFromStart {
+		// Valid from the start is no news: no Event, and no write either,
+		// since the Droplet controller's first status write records it
+		// (events.MarkConfigValid). In a flood that saves a request and a
+		// pass per VM.
+		if d == nil {
+			h.warnUnknownKeys(vm, settings)
+		}
+		if keyProblem == nil {
+			return
+		}
+	}
 	if d == nil {
 		// The Droplet is being created by this pass; report once it is cached.
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)
 		return
 	}
-	reason, message := "Valid", "DigitalOcean settings are complete and valid"
-	var invalid *config.Error
-	switch {
-	case errors.As(cfgErr, &invalid):
-		reason, message = "InvalidConfig", invalid.Error()
-	case cfgErr != nil:
-		reason, message = "ConfigUnavailable", cfgErr.Error()
-	}
 	d = d.DeepCopy()
-	var configChanged bool
-	if cfgErr == nil && v1alpha1.Configured.GetStatus(d) == "" {
-		// Valid from the start is no news: no Event (two per VM in a flood).
-		configChanged = events.SetCondition(d, v1alpha1.Configured, true, reason, message)
-	} else {
+	configChanged := false
+	if !validFromStart {
+		reason, message := v1alpha1.ReasonConfigValid, v1alpha1.MessageConfigValid
+		var invalid *config.Error
+		switch {
+		case errors.As(cfgErr, &invalid):
+			reason, message = "InvalidConfig", invalid.Error()
+		case cfgErr != nil:
+			reason, message = "ConfigUnavailable", cfgErr.Error()
+		}
 		configChanged = h.transition(d, v1alpha1.Configured, cfgErr == nil, reason, message, vm, d)
-	}
-	if configChanged && cfgErr == nil {
-		for typo, known := range config.UnknownKeys(settings) {
-			h.recorder.Eventf(vm, corev1.EventTypeWarning, "UnknownConfigKey", "config key %q is not used; did you mean %q?", typo, known)
+		if configChanged && cfgErr == nil {
+			h.warnUnknownKeys(vm, settings)
 		}
 	}
 	if !h.reportKeyPair(vm, d, keyProblem) && !configChanged {
@@ -303,6 +306,14 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 	if _, err := h.droplets.UpdateStatus(d); err != nil {
 		logrus.WithField("vm", vm.Name).WithError(err).Debug("recording config condition; will retry")
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)
+	}
+}
+
+// warnUnknownKeys records an Event per config key that looks like a typo,
+// when a config is first found valid.
+func (h *handler) warnUnknownKeys(vm *hfv1.VirtualMachine, settings map[string]string) {
+	for typo, known := range config.UnknownKeys(settings) {
+		h.recorder.Eventf(vm, corev1.EventTypeWarning, "UnknownConfigKey", "config key %q is not used; did you mean %q?", typo, known)
 	}
 }
 

@@ -33,6 +33,15 @@ func SSHSecretName(vm *hfv1.VirtualMachine) string { return vm.Name + sshSecretS
 
 const sshSecretSuffix = "-ssh"
 
+// secretNameFor is what VM.spec.secret_name points at: the VM's own key
+// pair, or its Environment's shared one.
+func secretNameFor(vm *hfv1.VirtualMachine, shared bool) string {
+	if shared {
+		return SharedKeyName(vm.Status.EnvironmentId)
+	}
+	return SSHSecretName(vm)
+}
+
 // TokenSecretName holds the token when the Environment has it in plain text.
 func TokenSecretName(vm *hfv1.VirtualMachine) string { return vm.Name + "-do-token" }
 

@@ -4,6 +4,8 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	corev1 "k8s.io/api/core/v1"
@@ -46,9 +48,18 @@ func tokenRef(vm *hfv1.VirtualMachine, cfg *config.Droplet) v1alpha1.SecretKeyRe
 	return v1alpha1.SecretKeyRef{Name: TokenSecretName(vm), Key: config.TokenSecretKey}
 }
 
+// withFinalizer makes a Key or Droplet with its controller's cleanup
+// finalizer already on. Wrangler's remove handler would otherwise add it
+// with a write of its own, which the controller waits for before any
+// create in DigitalOcean: a request and a round trip per VM in a flood.
+func withFinalizer(meta metav1.ObjectMeta, cleanupHandler string) metav1.ObjectMeta {
+	meta.Finalizers = []string{"wrangler.cattle.io/" + cleanupHandler}
+	return meta
+}
+
 func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 	return &v1alpha1.Key{
-		ObjectMeta: objectMeta(vm, vm.Name),
+		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), keycontroller.CleanupHandlerName),
 		Spec: v1alpha1.KeySpec{
 			Name:               digitalocean.KeyName(vm.Namespace, vm.Name),
 			PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: SSHSecretName(vm), Key: sshkey.PublicKeyField},
@@ -59,7 +70,7 @@ func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 
 func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.SecretKeyRef, installationID string) *v1alpha1.Droplet {
 	return &v1alpha1.Droplet{
-		ObjectMeta: objectMeta(vm, vm.Name),
+		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), dropletcontroller.CleanupHandlerName),
 		Spec: v1alpha1.DropletSpec{
 			VirtualMachine:    vm.Name,
 			Name:              digitalocean.DropletName(vm.Name),
@@ -83,7 +94,7 @@ func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.Secret
 // invalid; the Droplet controller ignores a droplet without a name.
 func placeholderDroplet(vm *hfv1.VirtualMachine) *v1alpha1.Droplet {
 	return &v1alpha1.Droplet{
-		ObjectMeta: objectMeta(vm, vm.Name),
+		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), dropletcontroller.CleanupHandlerName),
 		Spec:       v1alpha1.DropletSpec{VirtualMachine: vm.Name},
 	}
 }

@@ -2,6 +2,7 @@ package virtualmachine
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -19,12 +20,90 @@ import (
 // patchVM writes only the VM fields this provisioner owns, as merge patches:
 // Gargantua rewrites the rest of the status itself.
 func (h *handler) patchVM(vm *hfv1.VirtualMachine, secretName string, cfg *config.Droplet, d *v1alpha1.Droplet) error {
-	if rv, ok := h.patchedFrom.Load(vm.UID); ok && rv == vm.ResourceVersion {
-		// This very copy was patched already and the cache has not caught up:
-		// patching it again would repeat the request and its Event. The
-		// patched VM's watch event runs this handler again.
+	if h.writtenPast(vm) {
+		// This copy predates a patch of ours that the cache has not caught
+		// up with: patching from it would repeat that request and its
+		// Event. The patched VM's watch event runs this handler again.
 		return nil
 	}
+	p := vmPatcher{h: h, vm: vm}
+	defer p.remember()
+	if spec := ownSpec(vm, secretName, cfg); len(spec) > 0 {
+		if err := p.patch(map[string]interface{}{"spec": spec}); err != nil {
+			return err
+		}
+	}
+	status, labels := desiredStatus(vm, d)
+	// The status first: it is what users and Gargantua wait for.
+	if len(status) > 0 {
+		if err := p.patch(map[string]interface{}{"status": status}, "status"); err != nil {
+			return err
+		}
+		h.announce(vm, d, status)
+	}
+	if len(labels) > 0 {
+		return p.patch(map[string]interface{}{"metadata": map[string]interface{}{"labels": labels}})
+	}
+	return nil
+}
+
+// writtenPast reports that vm is a copy this handler patched, or one of the
+// copies its patches made on the way to the last.
+func (h *handler) writtenPast(vm *hfv1.VirtualMachine) bool {
+	past, ok := h.patchedFrom.Load(vm.UID)
+	return ok && slices.Contains(past.([]string), vm.ResourceVersion)
+}
+
+// vmPatcher sends one pass's patches of a VM and notes the resourceVersions
+// they leave behind.
+type vmPatcher struct {
+	h  *handler
+	vm *hfv1.VirtualMachine
+	// past are the resourceVersions patched from, oldest first.
+	past []string
+	last string
+}
+
+func (p *vmPatcher) patch(body map[string]interface{}, subresources ...string) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	patched, err := p.h.vms.Patch(p.vm.Namespace, p.vm.Name, types.MergePatchType, data, subresources...)
+	if err != nil {
+		return err
+	}
+	if p.last == "" {
+		p.last = p.vm.ResourceVersion
+	}
+	p.past = append(p.past, p.last)
+	p.last = patched.ResourceVersion
+	return nil
+}
+
+// remember keeps the copies this pass wrote past; the newest one is not
+// among them, since it is what the next pass should act on.
+func (p *vmPatcher) remember() { p.h.notePatchedFrom(p.vm.UID, p.past...) }
+
+// keptPatchedFrom bounds the resourceVersions kept per VM: a watch lags by a
+// few writes at most.
+const keptPatchedFrom = 8
+
+func (h *handler) notePatchedFrom(uid types.UID, rvs ...string) {
+	if len(rvs) == 0 {
+		return
+	}
+	var past []string
+	if v, ok := h.patchedFrom.Load(uid); ok {
+		past = v.([]string)
+	}
+	past = append(slices.Clone(past), rvs...)
+	h.patchedFrom.Store(uid, past[max(0, len(past)-keptPatchedFrom):])
+}
+
+// ownSpec returns the spec fields this provisioner sets that vm lacks, as
+// a merge patch's "spec".
+func ownSpec(vm *hfv1.VirtualMachine, secretName string, cfg *config.Droplet) map[string]interface{} {
 	spec := map[string]interface{}{}
 	if vm.Spec.SecretName != secretName {
 		spec["secret_name"] = secretName
@@ -36,28 +115,37 @@ func (h *handler) patchVM(vm *hfv1.VirtualMachine, secretName string, cfg *confi
 		}
 		spec["ssh_username"] = username
 	}
-	if len(spec) > 0 {
-		if err := h.patch(vm, map[string]interface{}{"spec": spec}); err != nil {
-			return err
-		}
-	}
+	return spec
+}
 
-	status, labels := desiredStatus(vm, d)
-	if len(status) == 0 && len(labels) == 0 {
-		return nil
+// updateWithOwnSpec is the write of wrangler's remove handler, which adds
+// and removes the cleanup finalizer. Adding it is this controller's first
+// write to a new VM, so it sets the VM's own spec fields too, which saves
+// a request per VM in a flood. It is a merge patch conditional on the
+// resourceVersion, so it fails on a stale copy as an update would.
+func (h *handler) updateWithOwnSpec(obj runtime.Object) (runtime.Object, error) {
+	vm, ok := obj.(*hfv1.VirtualMachine)
+	if !ok {
+		return h.vms.Updater()(obj)
 	}
-	if len(labels) > 0 {
-		if err := h.patch(vm, map[string]interface{}{"metadata": map[string]interface{}{"labels": labels}}); err != nil {
-			return err
+	body := map[string]interface{}{"metadata": map[string]interface{}{
+		"finalizers": vm.Finalizers, "resourceVersion": vm.ResourceVersion}}
+	if vm.DeletionTimestamp == nil {
+		cfg, _, _ := h.resolve(vm)
+		existing, _ := h.droplets.Cache().Get(vm.Namespace, vm.Name)
+		if spec := ownSpec(vm, secretNameFor(vm, usesSharedKey(vm, cfg, existing)), cfg); len(spec) > 0 {
+			body["spec"] = spec
 		}
 	}
-	if len(status) > 0 {
-		if err := h.patch(vm, map[string]interface{}{"status": status}, "status"); err != nil {
-			return err
-		}
-		h.announce(vm, status)
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	patched, err := h.vms.Patch(vm.Namespace, vm.Name, types.MergePatchType, data)
+	if err == nil {
+		h.notePatchedFrom(vm.UID, vm.ResourceVersion)
+	}
+	return patched, err
 }
 
 // desiredStatus is what the droplet says the VM's own fields should be; only
@@ -92,32 +180,22 @@ func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) (status map[str
 	return status, labels
 }
 
-func (h *handler) patch(vm *hfv1.VirtualMachine, body map[string]interface{}, subresources ...string) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	if _, err = h.vms.Patch(vm.Namespace, vm.Name, types.MergePatchType, data, subresources...); err != nil {
-		return err
-	}
-	h.patchedFrom.Store(vm.UID, vm.ResourceVersion)
-	return nil
-}
-
-func (h *handler) announce(vm *hfv1.VirtualMachine, status map[string]interface{}) {
+// announce records the VM's progress. These Events are the only ones for
+// a droplet's creation and first boot: the Droplet leaves them to the VM.
+func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status map[string]interface{}) {
 	s, ok := status["status"]
 	if !ok {
 		return
 	}
-	log := logrus.WithField("vm", vm.Name)
+	log := logrus.WithField("vm", vm.Name).WithField("droplet", d.Status.DropletID)
 	switch s {
 	case hfv1.VmStatusProvisioned:
 		log.Info("droplet created; VM provisioned")
-		h.recorder.Event(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet created")
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region)
 	case hfv1.VmStatusRunning:
-		log.WithField("public_ip", status["public_ip"]).Info("VM running")
+		log.WithField("public_ip", d.Status.PublicIPv4).Info("VM running")
 		metrics.ProvisioningSeconds.Observe(time.Since(vm.CreationTimestamp.Time).Seconds())
-		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet is active at %v", status["public_ip"])
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet %d is active at %s", d.Status.DropletID, d.Status.PublicIPv4)
 	}
 }
 

@@ -4,7 +4,8 @@ import "github.com/rancher/wrangler/v3/pkg/condition"
 
 const (
 	// Configured is owned by the VirtualMachine controller: the VM's merged
-	// Environment config is complete and valid.
+	// Environment config is complete and valid. The Droplet controller only
+	// records it True when it is unset (events.MarkConfigValid).
 	Configured condition.Cond = "Configured"
 	// Created means the object exists in DigitalOcean.
 	Created condition.Cond = "Created"
@@ -17,4 +18,10 @@ const (
 	// once that went wrong (False, e.g. KeySecretLost), and again when it is
 	// put right (True, Restored).
 	KeyPair condition.Cond = "KeyPair"
+)
+
+// Configured's verdict on a complete and valid config.
+const (
+	ReasonConfigValid  = "Valid"
+	MessageConfigValid = "DigitalOcean settings are complete and valid"
 )
