@@ -123,7 +123,7 @@ func checkProgressEvents(w *world, name string, d *v1alpha1.Droplet) {
 	w.t.Helper()
 	want := map[string]int32{
 		fmt.Sprintf("Normal Provisioned: DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region): 1,
-		fmt.Sprintf("Normal Running: droplet %d is active at %s", d.Status.DropletID, d.Status.PublicIPv4):       1,
+		fmt.Sprintf("Normal Running: droplet %d is active at %s", d.Status.DropletID, d.Status.PublicIPv4):          1,
 	}
 	w.eventually(10*time.Second, name+"'s progress Events", func() string {
 		for text, n := range want {
