@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // These cover the pure parts only; the benchmark itself is a program
@@ -420,5 +423,52 @@ func TestFakeTimingFollowsTheScale(t *testing.T) {
 	}
 	if ft := c.fakeTiming(1); ft.BootDelay != BootDelay || ft.DeleteLag != deleteLag || ft.RateLimits.Hour != time.Hour {
 		t.Errorf("fakeTiming(1) = %+v", ft)
+	}
+}
+
+func TestDeletedAtIsTheEarlierOfCallAndWatch(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	cases := []struct {
+		name          string
+		call, watched time.Time
+		want          time.Time
+	}{
+		{"call only", t0, time.Time{}, t0},
+		{"watch only", time.Time{}, t0, t0},
+		{"watch first", t0.Add(time.Second), t0, t0},
+		{"call first", t0, t0.Add(time.Second), t0},
+		{"neither", time.Time{}, time.Time{}, time.Time{}},
+	}
+	for _, c := range cases {
+		v := vmTimes{deleted: c.call, deleteSeen: c.watched}
+		if got := v.deletedAt(); !got.Equal(c.want) {
+			t.Errorf("%s: deletedAt %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSawStampsRunningAndDeletionOnce(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	vm := &hfv1.VirtualMachine{}
+	var v vmTimes
+	vm.Status.Status = hfv1.VmStatusRunning
+	v.saw(vm, t0) // no IP yet
+	if !v.running.IsZero() {
+		t.Fatalf("running without an IP stamped at %v", v.running)
+	}
+	vm.Status.PublicIP = "127.0.0.2"
+	v.saw(vm, t0.Add(time.Second))
+	v.saw(vm, t0.Add(2*time.Second))
+	if !v.running.Equal(t0.Add(time.Second)) {
+		t.Errorf("running %v, want the first sighting %v", v.running, t0.Add(time.Second))
+	}
+	if !v.deleteSeen.IsZero() {
+		t.Errorf("deletion seen on a live VM at %v", v.deleteSeen)
+	}
+	vm.DeletionTimestamp = &metav1.Time{Time: t0}
+	v.saw(vm, t0.Add(3*time.Second))
+	v.sawGone(t0.Add(4 * time.Second))
+	if !v.deleteSeen.Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("deletion seen %v, want the first sighting %v", v.deleteSeen, t0.Add(3*time.Second))
 	}
 }

@@ -22,11 +22,28 @@ const pollInterval = 20 * time.Millisecond
 type vmTimes struct {
 	ready   time.Time // Gargantua's status write returned: the VM is the controller's now
 	running time.Time // first seen running with an IP
-	deleted time.Time // the benchmark deleted the VM
+	// The VM's deletion, two ways: the benchmark's delete call returned, and
+	// the benchmark's watch first showed it. Under load either can come after
+	// the controller acted on it: see deletedAt.
+	deleted, deleteSeen time.Time
 	// Of its droplet at the fake: created, boot delay over, gone (all of
 	// its droplets, should there be several).
 	created, active, gone time.Time
 	dropletIDs            map[int]bool
+}
+
+// deletedAt is the earliest sign that the VM is deleted. The apiserver
+// commits a deletion before it answers the call and before it tells any
+// watch, and a busy one can take longer for either than the controller takes
+// to delete the droplet (the call's return alone then gave negative
+// delete-to-gone times). The earlier of the two is the closer bound; the
+// watch's delivery is the one the controller waits for too, so what is left
+// is the controller's own part.
+func (v *vmTimes) deletedAt() time.Time {
+	if v.deleteSeen.IsZero() || (!v.deleted.IsZero() && v.deleted.Before(v.deleteSeen)) {
+		return v.deleted
+	}
+	return v.deleteSeen
 }
 
 // tracker watches the VMs through an informer and the fake through its
@@ -97,19 +114,24 @@ func (t *tracker) watchVMs(ctx context.Context, cfg *rest.Config, namespace stri
 	inf := f.Hobbyfarm().V1().VirtualMachine().Informer()
 	seen := func(obj any) {
 		vm, ok := obj.(*hfv1.VirtualMachine)
-		if !ok || vm.Status.Status != hfv1.VmStatusRunning || vm.Status.PublicIP == "" {
+		if !ok {
 			return
 		}
 		now := time.Now()
-		t.set(vm.Name, func(v *vmTimes) {
-			if v.running.IsZero() {
-				v.running = now
-			}
-		})
+		t.set(vm.Name, func(v *vmTimes) { v.saw(vm, now) })
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    seen,
 		UpdateFunc: func(_, obj any) { seen(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if vm, ok := obj.(*hfv1.VirtualMachine); ok {
+				now := time.Now()
+				t.set(vm.Name, func(v *vmTimes) { v.sawGone(now) })
+			}
+		},
 	}); err != nil {
 		return err
 	}
@@ -120,6 +142,25 @@ func (t *tracker) watchVMs(ctx context.Context, cfg *rest.Config, namespace stri
 		return fmt.Errorf("VM informer did not sync: %w", ctx.Err())
 	}
 	return nil
+}
+
+// saw stamps what the watch shows of vm at now: running with an IP, or
+// deleted.
+func (v *vmTimes) saw(vm *hfv1.VirtualMachine, now time.Time) {
+	if v.running.IsZero() && vm.Status.Status == hfv1.VmStatusRunning && vm.Status.PublicIP != "" {
+		v.running = now
+	}
+	if vm.DeletionTimestamp != nil {
+		v.sawGone(now)
+	}
+}
+
+// sawGone stamps the first time the watch shows the VM deleted (marked, or
+// gone when it had no finalizer left).
+func (v *vmTimes) sawGone(now time.Time) {
+	if v.deleteSeen.IsZero() {
+		v.deleteSeen = now
+	}
 }
 
 // pollFake records droplet creation, boot and deletion times until ctx ends.
@@ -167,7 +208,7 @@ func (t *tracker) observeFake(now time.Time) {
 		}
 	}
 	for name, v := range t.vms {
-		if v.deleted.IsZero() || !v.gone.IsZero() || len(v.dropletIDs) == 0 {
+		if v.deletedAt().IsZero() || !v.gone.IsZero() || len(v.dropletIDs) == 0 {
 			continue
 		}
 		switch a := byVM[name]; {

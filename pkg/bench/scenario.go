@@ -551,8 +551,8 @@ func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) 
 		if err := s.hf.VMs.Delete(s.ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		// The VM is deleted once the apiserver says so: how long a busy
-		// apiserver takes to answer is not the controller's.
+		// The VM is deleted once the apiserver says so (or its watch does,
+		// whichever comes first: vmTimes.deletedAt).
 		now := time.Now()
 		s.track.set(name, func(v *vmTimes) { v.deleted = now })
 		return nil
@@ -566,7 +566,7 @@ func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) 
 	var secs []float64
 	for _, v := range s.track.snapshot(vms) {
 		if !v.gone.IsZero() {
-			secs = append(secs, s.tl.sim(v.deleted, v.gone))
+			secs = append(secs, s.tl.sim(v.deletedAt(), v.gone))
 		}
 	}
 	return Summarize(secs), len(vms) - len(secs)

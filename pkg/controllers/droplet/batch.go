@@ -114,23 +114,27 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 			claimed = append(claimed, m)
 		}
 	}
-	if err := h.recordIntent(d, batch); err != nil {
-		return 0, err
-	}
-	// The mates' writes go at once, not one after another: ten round trips
-	// in a row would hold every member back by the sum.
-	written := make([]*v1alpha1.Droplet, len(claimed))
-	h.eachConcurrently(len(claimed), func(i int) {
-		m := claimed[i].DeepCopy()
-		if err := h.recordIntent(m, batch); err == nil {
+	// Every intent goes at once, d's too: round trips in a row would hold
+	// every member back by their sum. Should d's fail, the others still go.
+	candidates := append([]*v1alpha1.Droplet{d}, claimed...)
+	written := make([]*v1alpha1.Droplet, len(candidates))
+	var intentErr error
+	h.eachConcurrently(len(candidates), func(i int) {
+		m := candidates[i]
+		if m != d {
+			m = m.DeepCopy()
+		}
+		err := h.recordIntent(m, batch)
+		switch {
+		case err == nil:
 			written[i] = m
+		case m == d:
+			intentErr = err
 		}
 	})
-	members := []*v1alpha1.Droplet{d}
-	for _, m := range written {
-		if m != nil {
-			members = append(members, m)
-		}
+	members := slices.DeleteFunc(written, func(m *v1alpha1.Droplet) bool { return m == nil })
+	if len(members) == 0 {
+		return 0, intentErr
 	}
 	req := createRequest(d, keyIDs)
 	multi := &godo.DropletMultiCreateRequest{
@@ -148,7 +152,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 			after = h.failCreate(m, err)
 		}
 		h.writeMates(d, members, after)
-		return after, nil
+		return after, intentErr
 	}
 	byName := map[string]*godo.Droplet{}
 	for i := range created {
@@ -172,7 +176,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	}
 	h.writeMates(d, answered, h.opts.BootResync)
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
-	return after, nil
+	return after, intentErr
 }
 
 // writeMates writes the statuses of the members other than d (whose
