@@ -36,9 +36,8 @@ type vmTimes struct {
 // commits a deletion before it answers the call and before it tells any
 // watch, and a busy one can take longer for either than the controller takes
 // to delete the droplet (the call's return alone then gave negative
-// delete-to-gone times). The earlier of the two is the closer bound; the
-// watch's delivery is the one the controller waits for too, so what is left
-// is the controller's own part.
+// delete-to-gone times). Both come after the commit, so the earlier of the
+// two is the closer bound.
 func (v *vmTimes) deletedAt() time.Time {
 	if v.deleteSeen.IsZero() || (!v.deleted.IsZero() && v.deleted.Before(v.deleteSeen)) {
 		return v.deleted

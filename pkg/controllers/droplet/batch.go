@@ -175,7 +175,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 		answered = append(answered, m)
 	}
 	h.writeMates(d, answered, h.opts.BootResync)
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
+	logrus.WithField("vm", members[0].Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
 	return after, intentErr
 }
 
