@@ -467,7 +467,7 @@ func TestSawStampsRunningAndDeletionOnce(t *testing.T) {
 	}
 	vm.DeletionTimestamp = &metav1.Time{Time: t0}
 	v.saw(vm, t0.Add(3*time.Second))
-	v.sawGone(t0.Add(4 * time.Second))
+	v.sawDeletion(t0.Add(4 * time.Second))
 	if !v.deleteSeen.Equal(t0.Add(3 * time.Second)) {
 		t.Errorf("deletion seen %v, want the first sighting %v", v.deleteSeen, t0.Add(3*time.Second))
 	}

@@ -128,7 +128,7 @@ func (t *tracker) watchVMs(ctx context.Context, cfg *rest.Config, namespace stri
 			}
 			if vm, ok := obj.(*hfv1.VirtualMachine); ok {
 				now := time.Now()
-				t.set(vm.Name, func(v *vmTimes) { v.sawGone(now) })
+				t.set(vm.Name, func(v *vmTimes) { v.sawDeletion(now) })
 			}
 		},
 	}); err != nil {
@@ -150,13 +150,13 @@ func (v *vmTimes) saw(vm *hfv1.VirtualMachine, now time.Time) {
 		v.running = now
 	}
 	if vm.DeletionTimestamp != nil {
-		v.sawGone(now)
+		v.sawDeletion(now)
 	}
 }
 
-// sawGone stamps the first time the watch shows the VM deleted (marked, or
+// sawDeletion stamps the first time the watch shows the VM deleted (marked, or
 // gone when it had no finalizer left).
-func (v *vmTimes) sawGone(now time.Time) {
+func (v *vmTimes) sawDeletion(now time.Time) {
 	if v.deleteSeen.IsZero() {
 		v.deleteSeen = now
 	}

@@ -43,14 +43,12 @@ func TestGatheringWaitsOnceFromFirstReady(t *testing.T) {
 type intentConflicts struct {
 	provcontrollers.DropletController
 	failing string
-	written []string
 }
 
 func (c *intentConflicts) UpdateStatus(d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 	if d.Name == c.failing && d.Status.DropletID == 0 {
 		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "droplets"}, d.Name, nil)
 	}
-	c.written = append(c.written, d.Name)
 	return d.DeepCopy(), nil
 }
 
