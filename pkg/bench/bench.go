@@ -25,6 +25,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Log = os.Stderr
 	}
 	rep := &Report{HoldScale: cfg.Scale, FloodScales: map[int]float64{}, HoldSeconds: cfg.Hold.Seconds(),
+		CreatesInFlight: cfg.CreateConcurrency, DeletesInFlight: cfg.DeleteConcurrency,
 		Machine: Machine(), LoadAverages: []float64{loadAverage()}}
 	for _, n := range cfg.Ns {
 		rep.FloodScales[n] = cfg.FloodScaleFor(n)

@@ -347,7 +347,7 @@ func TestFloodScaleForFallsBackToTheDefaultThenScale(t *testing.T) {
 	if c.FloodScaleFor(500) != 5 || c.FloodScaleFor(100) != 1 {
 		t.Errorf("for every N: %g %g", c.FloodScaleFor(500), c.FloodScaleFor(100))
 	}
-	c = &Config{Ns: []int{1}, Modes: []Mode{ModeOurs}, Scale: 15, Concurrency: 1, Probes: 2, FloodScale: map[int]float64{100: 0}}
+	c = &Config{Ns: []int{1}, Modes: []Mode{ModeOurs}, Scale: 15, CreateConcurrency: 1, DeleteConcurrency: 1, Probes: 2, FloodScale: map[int]float64{100: 0}}
 	if c.validate() == nil {
 		t.Error("a zero flood scale is valid")
 	}

@@ -56,6 +56,9 @@ const (
 	// the apiserver cannot keep up with shows as wall time above the floor.
 	kubeQPS   = 200
 	kubeBurst = 400
+	// Gargantua's client: ClientGoQPS and ClientGoBurst of its main.go.
+	gargantuaQPS   = 100
+	gargantuaBurst = 100
 )
 
 // Config is one benchmark run.
@@ -75,8 +78,9 @@ type Config struct {
 	Hold time.Duration
 	// KeyScope is the Environment's ssh_key_scope per mode; vm when unset.
 	KeyScope map[Mode]string
-	// Concurrency is how many VM creates or deletes the simulated Gargantua has in flight.
-	Concurrency int
+	// CreateConcurrency is how many VM creates the simulated Gargantua has in
+	// flight, DeleteConcurrency how many deletes.
+	CreateConcurrency, DeleteConcurrency int
 	// Probes is the number of VMs made before the flood: half are deleted
 	// while idle, half during the flood, to time deletions.
 	Probes int
@@ -95,11 +99,17 @@ type Config struct {
 
 // Defaults used by pkg/bench/cmd.
 const (
-	DefaultScale       = 15
-	DefaultFloodScale  = "100=1,1000=3"
-	DefaultHold        = time.Hour
-	DefaultConcurrency = 20
-	DefaultProbes      = 20
+	DefaultScale      = 15
+	DefaultFloodScale = "100=1,1000=3"
+	DefaultHold       = time.Hour
+	// Gargantua's VirtualMachineSet controller makes a scheduled event's VMs
+	// in its one worker, one after the other: create, then the status write.
+	DefaultCreateConcurrency = 1
+	// A finished event's VMs are deleted by kube-controller-manager's garbage
+	// collector (Gargantua deletes their VirtualMachineSets), 20 at a time
+	// by its --concurrent-gc-syncs default.
+	DefaultDeleteConcurrency = 20
+	DefaultProbes            = 20
 )
 
 func (c *Config) validate() error {
@@ -114,8 +124,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("flood scales must be positive")
 	case c.Hold < 0:
 		return fmt.Errorf("hold must not be negative")
-	case c.Concurrency < 1:
-		return fmt.Errorf("concurrency must be at least 1")
+	case c.CreateConcurrency < 1 || c.DeleteConcurrency < 1:
+		return fmt.Errorf("create and delete concurrency must be at least 1")
 	case c.Probes < 2 || c.Probes%2 != 0:
 		return fmt.Errorf("probes must be an even number, at least 2")
 	}

@@ -138,7 +138,10 @@ type Report struct {
 	HoldScale   float64         `json:"hold_scale"`
 	FloodScales map[int]float64 `json:"flood_scales"`
 	HoldSeconds float64         `json:"hold_seconds"`
-	Machine     string          `json:"machine"`
+	// CreatesInFlight and DeletesInFlight are the simulated Gargantua's.
+	CreatesInFlight int    `json:"creates_in_flight"`
+	DeletesInFlight int    `json:"deletes_in_flight"`
+	Machine         string `json:"machine"`
 	// LoadAverages are the 1-minute load at the start and after each scenario.
 	LoadAverages []float64 `json:"load_averages"`
 	Warnings     []string  `json:"warnings,omitempty"`
@@ -239,6 +242,10 @@ func WriteTables(w io.Writer, rep *Report) {
 		strings.Join(flood, ", "), rep.HoldScale)
 	fmt.Fprintf(w, "times are simulated, each at its phase's scale; boot delay %v; hold %.0f min; the controller restarts between flood and hold\n",
 		BootDelay, rep.HoldSeconds/60)
+	if rep.CreatesInFlight > 0 {
+		fmt.Fprintf(w, "simulated Gargantua: %d VM creates and %d deletes in flight, client %d QPS\n",
+			rep.CreatesInFlight, rep.DeletesInFlight, gargantuaQPS)
+	}
 	if rep.Machine != "" {
 		fmt.Fprintf(w, "machine: %s\n", rep.Machine)
 	}

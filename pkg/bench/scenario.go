@@ -177,7 +177,7 @@ func (s *scenario) setUp(ctx context.Context) error {
 	}
 	s.do.AddAccount(s.token, fake.AccountOptions{DropletLimit: s.n + s.cfg.Probes + 50})
 
-	// The simulated Gargantua must not be what limits the flood.
+	// The benchmark's own clients must not be what limits the flood.
 	s.kubeCfg = s.env.Config()
 	s.kubeCfg.QPS, s.kubeCfg.Burst = 2000, 4000
 	s.res.KeyScope = KeyScopeVM
@@ -195,7 +195,10 @@ func (s *scenario) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.hf, err = gargantuasim.NewClients(s.kubeCfg); err != nil {
+	// The simulated Gargantua's client is limited as Gargantua's own (main.go).
+	gargantuaCfg := rest.CopyConfig(s.kubeCfg)
+	gargantuaCfg.QPS, gargantuaCfg.Burst = gargantuaQPS, gargantuaBurst
+	if s.hf, err = gargantuasim.NewClients(gargantuaCfg); err != nil {
 		return err
 	}
 	prov, err := provisioning.NewFactoryFromConfig(s.kubeCfg)
@@ -391,14 +394,14 @@ func (s *scenario) dropKeyScope() error {
 	return nil
 }
 
-// createVMs creates VMs as Gargantua does, Concurrency at a time; atHalf is
+// createVMs creates VMs as Gargantua does, CreateConcurrency at a time; atHalf is
 // called once half of them exist.
 func (s *scenario) createVMs(ctx context.Context, vms []string, atHalf func()) error {
 	for _, name := range vms {
 		s.track.add(name)
 	}
 	var made atomic.Int64
-	return s.each(ctx, vms, func(name string) error {
+	return s.each(ctx, vms, s.cfg.CreateConcurrency, func(name string) error {
 		var err error
 		for attempt := 0; attempt < 5; attempt++ {
 			if _, err = s.hf.CreateVM(s.ns, name, s.hfEnv, template, "digitalocean"); err == nil {
@@ -418,13 +421,13 @@ func (s *scenario) createVMs(ctx context.Context, vms []string, atHalf func()) e
 	})
 }
 
-// each runs f on every name, Concurrency at a time, and returns the first error.
-func (s *scenario) each(ctx context.Context, vms []string, f func(name string) error) error {
+// each runs f on every name, inFlight at a time, and returns the first error.
+func (s *scenario) each(ctx context.Context, vms []string, inFlight int, f func(name string) error) error {
 	work := make(chan string)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	for range min(s.cfg.Concurrency, len(vms)) {
+	for range min(inFlight, len(vms)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -547,7 +550,7 @@ func (s *scenario) sleep(ctx context.Context, d time.Duration) error {
 // deleteAndWait deletes the VMs and returns the delete-to-gone times of those
 // whose droplets went, and how many did not in the bounds.
 func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) {
-	err := s.each(ctx, vms, func(name string) error {
+	err := s.each(ctx, vms, s.cfg.DeleteConcurrency, func(name string) error {
 		if err := s.hf.VMs.Delete(s.ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}

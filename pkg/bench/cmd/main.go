@@ -31,7 +31,10 @@ func run() int {
 	hold := flag.Duration("hold", bench.DefaultHold, "simulated steady state between all running and deleting all; 0 skips it")
 	keyScope := flag.String("key-scope", "environment",
 		"ssh_key_scope (vm or environment) of ours, or per mode as ours=environment,baseline=vm; baseline defaults to vm")
-	concurrency := flag.Int("concurrency", bench.DefaultConcurrency, "VM creates or deletes in flight, as Gargantua")
+	createConc := flag.Int("create-concurrency", bench.DefaultCreateConcurrency,
+		"VM creates the simulated Gargantua has in flight (its VirtualMachineSet controller makes one at a time)")
+	deleteConc := flag.Int("delete-concurrency", bench.DefaultDeleteConcurrency,
+		"VM deletes in flight (kube-controller-manager's garbage collector deletes 20 at a time)")
 	probes := flag.Int("probes", bench.DefaultProbes, "VMs made before the flood to time deletions (half idle, half in the flood)")
 	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default")
 	unlimited := flag.Bool("no-rate-limits", false, "turn DigitalOcean's rate limits off to measure what Kubernetes alone allows")
@@ -41,7 +44,7 @@ func run() int {
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel) // the VM informer's start and stop lines are noise here
 
-	cfg := bench.Config{Scale: *scale, Hold: *hold, Concurrency: *concurrency, Probes: *probes,
+	cfg := bench.Config{Scale: *scale, Hold: *hold, CreateConcurrency: *createConc, DeleteConcurrency: *deleteConc, Probes: *probes,
 		Workers: *workers, Unlimited: *unlimited, ControllerBin: *bin, Dir: *dir, Log: os.Stderr}
 	var err error
 	if cfg.Ns, err = parseInts(*ns); err != nil {
