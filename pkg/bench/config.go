@@ -102,6 +102,7 @@ const (
 	DefaultScale      = 15
 	DefaultFloodScale = "100=1,1000=3"
 	DefaultHold       = time.Hour
+	DefaultProbes     = 20
 	// Gargantua's VirtualMachineSet controller makes a scheduled event's VMs
 	// in its one worker, one after the other: create, then the status write.
 	DefaultCreateConcurrency = 1
@@ -109,7 +110,6 @@ const (
 	// collector (Gargantua deletes their VirtualMachineSets), 20 at a time
 	// by its --concurrent-gc-syncs default.
 	DefaultDeleteConcurrency = 20
-	DefaultProbes            = 20
 )
 
 func (c *Config) validate() error {
