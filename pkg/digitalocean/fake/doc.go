@@ -10,8 +10,10 @@
 // read-after-create 404s) can be injected at runtime.
 //
 // Every address it hands out that a client could dial is a loopback address:
-// public IPv4s come from 127.100.0.0/16 and, with Options.SSH, each active
-// droplet runs a small SSH server on its public IP.
+// public IPv4s count up from 127.100.0.1 and private ones from 127.10.0.1.
+// With Options.SSH each active droplet runs a small SSH server on both, at
+// one shared port, whose behaviour (sshd delays, refused keys, cloud-init)
+// is set per droplet with a Guest; see the SSH section below.
 //
 // Rate limits are sliding-log windows per token: a request is admitted when
 // fewer than the limit were admitted in the trailing window (per "minute",

@@ -3,6 +3,7 @@ package fake
 import (
 	"encoding/json"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -16,6 +17,7 @@ const (
 // droplet is the fake's record of one droplet. It is guarded by its
 // account's mutex.
 type droplet struct {
+	acc        *account
 	id         int
 	name       string
 	region     godo.Region
@@ -26,7 +28,7 @@ type droplet struct {
 	vpcUUID    string
 	userData   string
 	sshKeyIDs  []int
-	authorized map[string]bool // wire-format public keys allowed to log in as root
+	authorized map[string]bool // wire-format public keys allowed to log in
 	createdAt  time.Time
 	activeAt   time.Time // when a "new" droplet turns "active" on its own
 	status     string
@@ -35,12 +37,30 @@ type droplet struct {
 	privateV4  string
 	publicV6   string
 	deletedAt  time.Time // zero while live
-	ssh        *sshListener
+
+	// The guest operating system and its sshd.
+	guest            Guest
+	activeSince      time.Time // when status last became active
+	sshDownClearedAt time.Time // when SetGuest last cleared SSHDown
+	sshUpSince       time.Time // when sshd came up; zero while it is down
+	changed          chan struct{}
+	ssh              *sshd
+	wake             *time.Timer // refreshes the droplet at wakeFor
+	wakeFor          time.Time
 }
 
 func (d *droplet) deleted() bool { return !d.deletedAt.IsZero() }
 
 func (d *droplet) hasTag(tag string) bool { return contains(d.tags, tag) }
+
+// setStatus changes the status, noting when the droplet (re)turns active,
+// which restarts its guest's clock as a boot would.
+func (d *droplet) setStatus(status string, at time.Time) {
+	if status == statusActive && d.status != statusActive {
+		d.activeSince = at
+	}
+	d.status = status
+}
 
 // refresh applies the lazy new→active transition and keeps the SSH server
 // in step with the droplet. Caller holds the account lock.
@@ -48,30 +68,80 @@ func (s *Server) refresh(d *droplet, now time.Time) {
 	if d.deleted() {
 		return
 	}
-	if d.autoBoot && d.status == statusNew && !now.Before(d.activeAt) {
-		d.status = statusActive
-		d.autoBoot = false
+	if d.autoBoot && d.status == statusNew {
+		if now.Before(d.activeAt) {
+			s.wakeAt(d, d.activeAt, now)
+		} else {
+			d.setStatus(statusActive, d.activeAt)
+			d.autoBoot = false
+		}
 	}
-	s.syncSSH(d)
+	s.syncSSH(d, now)
 }
 
-// syncSSH runs an SSH server exactly while the droplet is active, live and
-// has a loopback public address.
-func (s *Server) syncSSH(d *droplet) {
+// syncSSH runs an SSH server exactly while the droplet is active and live,
+// has a loopback address and its guest has brought sshd up. Caller holds
+// the account lock.
+func (s *Server) syncSSH(d *droplet, now time.Time) {
 	if s.ssh == nil {
 		return
 	}
-	want := d.status == statusActive && !d.deleted() && isLoopback(d.publicV4) && !s.closed.Load()
-	switch {
-	case want && d.ssh == nil:
-		if l, err := s.ssh.listen(d.publicV4, d.name, d.authorized); err == nil {
-			d.ssh = l
+	ips := d.loopbackIPs()
+	if d.status != statusActive || d.deleted() || d.guest.SSHDown || len(ips) == 0 || s.closed.Load() {
+		d.sshUpSince = time.Time{}
+		d.stopSSH()
+		return
+	}
+	if d.sshUpSince.IsZero() {
+		upAt := d.sshUpAt()
+		if now.Before(upAt) {
+			s.wakeAt(d, upAt, now)
+			return
 		}
-	case !want && d.ssh != nil:
+		d.sshUpSince = upAt
+	}
+	if d.ssh != nil && !slices.Equal(d.ssh.ips, ips) {
 		d.stopSSH()
-	case want && d.ssh != nil && d.ssh.ip != d.publicV4:
-		d.stopSSH()
-		s.syncSSH(d)
+	}
+	if d.ssh == nil {
+		// On failure sshd stays down and the next refresh tries again.
+		d.ssh, _ = s.ssh.start(s.ports, ips, d.name, liveGuest{s: s, d: d})
+	}
+}
+
+// loopbackIPs are the droplet's addresses its sshd may listen on, public
+// first.
+func (d *droplet) loopbackIPs() []string {
+	var ips []string
+	for _, ip := range []string{d.publicV4, d.privateV4} {
+		if isLoopback(ip) {
+			ips = append(ips, ip)
+		}
+	}
+	return ips
+}
+
+// wakeAt refreshes the droplet at `at` (Options.Now time, waited for in real
+// time), so that with SSH on a droplet boots and its sshd comes up without
+// waiting for a read. Without SSH everything stays lazy. Caller holds the
+// account lock.
+func (s *Server) wakeAt(d *droplet, at, now time.Time) {
+	if s.ssh == nil || s.closed.Load() || (d.wake != nil && d.wakeFor.Equal(at)) {
+		return
+	}
+	d.stopWake()
+	d.wakeFor = at
+	d.wake = time.AfterFunc(at.Sub(now), func() {
+		d.acc.mu.Lock()
+		defer d.acc.mu.Unlock()
+		s.refresh(d, s.now())
+	})
+}
+
+func (d *droplet) stopWake() {
+	if d.wake != nil {
+		d.wake.Stop()
+		d.wake = nil
 	}
 }
 
@@ -80,6 +150,13 @@ func (d *droplet) stopSSH() {
 		d.ssh.close()
 		d.ssh = nil
 	}
+}
+
+// halt stops everything running for the droplet, for delete and Close.
+func (d *droplet) halt() {
+	d.stopWake()
+	d.stopSSH()
+	d.sshUpSince = time.Time{}
 }
 
 func isLoopback(ip string) bool {

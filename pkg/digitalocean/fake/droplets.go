@@ -54,11 +54,12 @@ func (s *Server) newAction(rel string) wireAction {
 	return wireAction{ID: id, Rel: rel, HREF: fmt.Sprintf("%sv2/actions/%d", s.URL(), id)}
 }
 
-// addDroplets creates one droplet per name. Caller holds acc.mu and has
-// validated spec against the account.
+// addDroplets creates one droplet per name. Caller holds acc.mu, has
+// validated spec against the account and refreshes the droplets, which
+// schedules their boot.
 func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, authorized map[string]bool, now time.Time) []*droplet {
 	acc.purge(now, s.deleteLag())
-	boot := s.bootDelay()
+	boot, guest := s.bootDelay(), s.defaultGuest()
 	vpc := spec.vpcUUID
 	if vpc == "" {
 		vpc = acc.vpcFor(spec.region.Slug)
@@ -67,7 +68,7 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 	for _, name := range spec.names {
 		pub, priv, v6 := s.ips.allocate(spec.ipv6)
 		d := &droplet{
-			id: int(s.dropletIDs.Add(1)), name: name,
+			acc: acc, id: int(s.dropletIDs.Add(1)), name: name,
 			region: spec.region, size: spec.size, image: spec.image,
 			tags: append([]string(nil), spec.tags...), features: spec.features,
 			vpcUUID: vpc, userData: spec.userData,
@@ -75,30 +76,14 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 			createdAt: now, activeAt: now.Add(boot),
 			status: statusNew, autoBoot: true,
 			publicV4: pub, privateV4: priv, publicV6: v6,
+			guest: guest,
 		}
 		acc.droplets[d.id] = d
 		acc.order = append(acc.order, d.id)
 		acc.live++
 		out = append(out, d)
-		s.scheduleBoot(acc, d.id, boot)
 	}
 	return out
-}
-
-// scheduleBoot wakes the droplet when its boot delay passes, so that with
-// SSH enabled the server starts without waiting for a read. Without SSH the
-// transition stays purely lazy.
-func (s *Server) scheduleBoot(acc *account, id int, boot time.Duration) {
-	if s.ssh == nil || boot <= 0 {
-		return
-	}
-	time.AfterFunc(boot, func() {
-		acc.mu.Lock()
-		defer acc.mu.Unlock()
-		if d := acc.droplets[id]; d != nil {
-			s.refresh(d, s.now())
-		}
-	})
 }
 
 func (s *Server) getDroplet(c *call) reply {
@@ -187,7 +172,7 @@ func (s *Server) deleteDropletsByTag(c *call) reply {
 // until purge runs after the delete lag. Caller holds acc.mu.
 func (acc *account) markDeleted(d *droplet, now time.Time) {
 	d.deletedAt = now
-	d.stopSSH()
+	d.halt()
 	acc.live--
 }
 

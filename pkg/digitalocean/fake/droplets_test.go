@@ -72,8 +72,8 @@ func TestCreateNewThenActiveWithIPsByType(t *testing.T) {
 	if !strings.HasPrefix(pub, "127.100.") || !isLoopback(pub) {
 		t.Fatalf("public IPv4 %q is not from 127.100.0.0/16", pub)
 	}
-	if !strings.HasPrefix(priv, "10.") {
-		t.Fatalf("private IPv4 = %q", priv)
+	if !strings.HasPrefix(priv, "127.10.") || !isLoopback(priv) {
+		t.Fatalf("private IPv4 %q is not loopback from 127.10.0.0", priv)
 	}
 	if !strings.HasPrefix(v6, "2001:db8:") {
 		t.Fatalf("public IPv6 = %q", v6)

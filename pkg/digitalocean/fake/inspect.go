@@ -78,26 +78,30 @@ func (s *Server) liveDroplet(token string, id int, f func(d *droplet)) error {
 
 // SetDropletPublicIP changes a droplet's public IPv4 (shown once it is not
 // "new"). With SSH on, the droplet's SSH server moves to the new address if
-// it is loopback and stops otherwise.
+// it is loopback and otherwise serves only the private one.
 func (s *Server) SetDropletPublicIP(token string, id int, ip string) error {
 	a, err := netip.ParseAddr(ip)
 	if err != nil || !a.Is4() {
 		return fmt.Errorf("fake: %q is not an IPv4 address", ip)
 	}
 	return s.liveDroplet(token, id, func(d *droplet) {
-		s.refresh(d, s.now())
+		now := s.now()
+		s.refresh(d, now)
 		d.publicV4 = a.String()
-		s.syncSSH(d)
+		s.syncSSH(d, now)
 	})
 }
 
 // SetDropletStatus pins a droplet's status (e.g. "off", "archive", "new",
 // "active"); the automatic new→active transition no longer applies to it.
+// Turning it active again is a boot for its Guest: SSHDelay and
+// CloudInitDelay count again from now.
 func (s *Server) SetDropletStatus(token string, id int, status string) error {
 	return s.liveDroplet(token, id, func(d *droplet) {
-		d.status = status
+		now := s.now()
+		d.setStatus(status, now)
 		d.autoBoot = false
-		s.syncSSH(d)
+		s.syncSSH(d, now)
 	})
 }
 
@@ -155,14 +159,17 @@ func (s *Server) outOfBandSpec(req godo.DropletCreateRequest) dropletSpec {
 	}
 }
 
-// SSHAddr is the host:port of the droplet's SSH server, if it is running
-// (Options.SSH on, droplet active with a loopback public IP).
+// SSHAddr is publicIP:SSHPort() while the droplet's SSH server is up
+// (Options.SSH on, droplet active with a loopback public IP, its Guest has
+// brought sshd up). The same server answers at privateIP:SSHPort(). Where
+// the droplet's address cannot be bound (see sshPorts.listen) it is
+// 127.0.0.1 at a port of the droplet's own.
 func (s *Server) SSHAddr(token string, dropletID int) (string, bool) {
 	addr := ""
 	_ = s.liveDroplet(token, dropletID, func(d *droplet) {
 		s.refresh(d, s.now())
 		if d.ssh != nil {
-			addr = d.ssh.addr()
+			addr = d.ssh.addr(d.publicV4)
 		}
 	})
 	return addr, addr != ""

@@ -46,8 +46,18 @@ type Options struct {
 	// Seed seeds the random source used by fault injection, so a run with
 	// the same seed and request order injects the same faults.
 	Seed int64
-	// SSH starts an SSH server for every active droplet (see SSHAddr).
+	// SSH starts an SSH server for every active droplet, on its public and
+	// its private IPv4 (see SSHAddr, SSHPort, and ssh.go for the commands
+	// it answers).
 	SSH bool
+	// SSHPort is the one port every droplet's SSH server listens on; 0
+	// picks a free port at New (see Server.SSHPort). New panics on a port
+	// outside 0..65535.
+	SSHPort int
+	// Guest is how the operating system of each new droplet behaves (sshd
+	// delays, refused keys, cloud-init); the zero value is a healthy image.
+	// New panics on an unknown Guest.CloudInit.
+	Guest Guest
 	// Extra catalog entries, added to (or replacing, by slug) the built-in
 	// regions, sizes and images.
 	ExtraRegions []godo.Region

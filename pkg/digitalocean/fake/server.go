@@ -37,7 +37,8 @@ const unmatchedRoute = "<unmatched>"
 // All methods are safe for concurrent use.
 type Server struct {
 	// opts is fixed after New but for BootDelay, DeleteLag and RateLimits,
-	// which SetTiming changes under timingMu.
+	// which SetTiming changes under timingMu, and Guest, which
+	// SetDefaultGuest changes under timingMu.
 	opts     Options
 	timingMu sync.RWMutex
 	now      func() time.Time
@@ -55,7 +56,8 @@ type Server struct {
 	faults  faultInjector
 	records requestLog
 	holds   holdSet
-	ssh     *sshHost // nil unless Options.SSH
+	ssh     *sshHost  // nil unless Options.SSH
+	ports   *sshPorts // nil unless Options.SSH
 
 	closed   atomic.Bool
 	lifeMu   sync.Mutex
@@ -64,10 +66,16 @@ type Server struct {
 	addr     string       // the bound address, reused by Restart
 }
 
-// New builds a Server from opts (zero fields take defaults). It panics only
-// if the SSH host key cannot be generated.
+// New builds a Server from opts (zero fields take defaults). It panics on
+// an invalid Options.SSHPort or Options.Guest, or if with Options.SSH no
+// host key can be generated or no port reserved.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
+	guest, err := opts.Guest.normalized()
+	if err != nil {
+		panic(err.Error())
+	}
+	opts.Guest = guest
 	s := &Server{
 		opts:     opts,
 		now:      opts.Now,
@@ -86,6 +94,9 @@ func New(opts Options) *Server {
 			panic(fmt.Sprintf("fake: generating SSH host key: %v", err))
 		}
 		s.ssh = h
+		if s.ports, err = newSSHPorts(opts.SSHPort); err != nil {
+			panic(fmt.Sprintf("fake: %v", err))
+		}
 	}
 	s.boundURL.Store("")
 	s.mux = s.routes()
@@ -171,8 +182,9 @@ func (s *Server) listenLocked(addr string) error {
 // It is empty before Start.
 func (s *Server) URL() string { return s.boundURL.Load().(string) }
 
-// Close stops the HTTP listener and every droplet's SSH server. State is
-// kept for inspection; the server cannot be started again.
+// Close stops the HTTP listener, every droplet's SSH server and pending
+// timers, and releases the SSH port. State is kept for inspection; the
+// server cannot be started again.
 func (s *Server) Close() {
 	s.lifeMu.Lock()
 	s.closed.Store(true)
@@ -184,8 +196,11 @@ func (s *Server) Close() {
 	for _, acc := range s.allAccounts() {
 		acc.mu.Lock()
 		for _, d := range acc.droplets {
-			d.stopSSH()
+			d.halt()
 		}
 		acc.mu.Unlock()
+	}
+	if s.ports != nil {
+		s.ports.close()
 	}
 }

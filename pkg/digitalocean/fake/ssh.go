@@ -1,12 +1,38 @@
+// # SSH
+//
+// With Options.SSH each active droplet runs an SSH server on its public
+// and its private IPv4, both at the one port Server.SSHPort reports, while
+// its Guest lets sshd up (see Guest and SetGuest); until then nothing
+// listens there and connections are refused, as on a booting VM. Deleting
+// the droplet, powering it off or closing the Server stops the server and
+// cuts its sessions. Where 127.x addresses other than 127.0.0.1 cannot be
+// bound (macOS) a droplet falls back to 127.0.0.1 at a port of its own,
+// reported by SSHAddr; on Linux it never does.
+//
+// All droplets present the host key HostPublicKey. Any user name may log
+// in with a public key the droplet was created with, unless
+// Guest.RefuseKeys. Exec requests are answered as below, each output line
+// ending in a newline; a shell request prints one line and exits 0.
+//
+//	hostname                  the droplet's name; exit 0
+//	echo [words]              the words; exit 0
+//	cloud-init status         "status: running", "status: done" (exit 0) or
+//	                          "status: error" (exit 1), as cloud-init >= 23.4
+//	cloud-init status --long  the same status line and exit code, then
+//	                          extended_status, detail and errors lines
+//	cloud-init status --wait  while running a "." a second (and then a newline),
+//	                          then the status line and exit code as above; it
+//	                          gives up after 5 minutes with "status: running"
+//	anything else             "fake droplet"; exit 0
+//
+// The short flags -w and -l and --wait --long together work as well.
 package fake
 
 import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
-	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,10 +65,25 @@ func (s *Server) HostPublicKey() ssh.PublicKey {
 	return s.ssh.signer.PublicKey()
 }
 
-// sshListener is one droplet's SSH server.
-type sshListener struct {
-	ip string
-	ln net.Listener
+// guestOS is what a droplet's sshd asks of the droplet, live, at each
+// login and command.
+type guestOS interface {
+	acceptsKey(wireKey []byte) bool
+	cloudInit() cloudInitView
+}
+
+// cloudInitView is cloud-init's state at one moment.
+type cloudInitView struct {
+	state   CloudInitResult
+	next    time.Duration   // until state changes by time alone; 0 if it will not
+	changed <-chan struct{} // closed when SetGuest changes the droplet
+}
+
+// sshd is one droplet's SSH server.
+type sshd struct {
+	ips      []string // the droplet addresses asked for, public first
+	lns      []net.Listener
+	fallback bool // lns is one 127.0.0.1 listener instead of ips
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -51,19 +92,15 @@ type sshListener struct {
 
 var errNotAuthorized = errors.New("fake: public key not authorized")
 
-// listen starts an SSH server on ip:0 that lets root in with exactly the
-// authorized keys. If ip cannot be bound (e.g. only 127.0.0.1 exists, as on
-// macOS) it falls back to 127.0.0.1, still loopback; SSHAddr tells the truth.
-func (h *sshHost) listen(ip, hostname string, authorized map[string]bool) (*sshListener, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+// start serves SSH for a droplet on ips at the shared port.
+func (h *sshHost) start(ports *sshPorts, ips []string, hostname string, guest guestOS) (*sshd, error) {
+	lns, fallback, err := ports.listen(ips)
 	if err != nil {
-		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	cfg := &ssh.ServerConfig{
-		PublicKeyCallback: func(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			if meta.User() == "root" && authorized[string(key.Marshal())] {
+		PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			if guest.acceptsKey(key.Marshal()) {
 				return &ssh.Permissions{}, nil
 			}
 			return nil, errNotAuthorized
@@ -71,61 +108,78 @@ func (h *sshHost) listen(ip, hostname string, authorized map[string]bool) (*sshL
 		ServerVersion: "SSH-2.0-OpenSSH_9.6p1 fake-droplet",
 	}
 	cfg.AddHostKey(h.signer)
-	l := &sshListener{ip: ip, ln: ln, conns: make(map[net.Conn]struct{})}
-	go l.acceptLoop(cfg, hostname)
-	return l, nil
+	d := &sshd{ips: ips, lns: lns, fallback: fallback, conns: make(map[net.Conn]struct{})}
+	sh := shell{hostname: hostname, guest: guest}
+	for _, ln := range lns {
+		go d.acceptLoop(ln, cfg, sh)
+	}
+	return d, nil
 }
 
-func (l *sshListener) addr() string { return l.ln.Addr().String() }
+// addr is where a client reaches the server through ip, if anywhere.
+func (d *sshd) addr(ip string) string {
+	if d.fallback {
+		return d.lns[0].Addr().String()
+	}
+	for _, ln := range d.lns {
+		if host, _, _ := net.SplitHostPort(ln.Addr().String()); host == ip {
+			return ln.Addr().String()
+		}
+	}
+	return ""
+}
 
-func (l *sshListener) acceptLoop(cfg *ssh.ServerConfig, hostname string) {
+func (d *sshd) acceptLoop(ln net.Listener, cfg *ssh.ServerConfig, sh shell) {
 	for {
-		nc, err := l.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		if !l.track(nc) {
+		if !d.track(nc) {
 			_ = nc.Close()
 			return
 		}
 		go func() {
-			defer l.untrack(nc)
-			serveSSHConn(nc, cfg, hostname)
+			defer d.untrack(nc)
+			serveSSHConn(nc, cfg, sh)
 		}()
 	}
 }
 
-func (l *sshListener) track(nc net.Conn) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+func (d *sshd) track(nc net.Conn) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
 		return false
 	}
-	l.conns[nc] = struct{}{}
+	d.conns[nc] = struct{}{}
 	return true
 }
 
-func (l *sshListener) untrack(nc net.Conn) {
-	l.mu.Lock()
-	delete(l.conns, nc)
-	l.mu.Unlock()
+func (d *sshd) untrack(nc net.Conn) {
+	d.mu.Lock()
+	delete(d.conns, nc)
+	d.mu.Unlock()
 	_ = nc.Close()
 }
 
-// close stops accepting and cuts open sessions, as a destroyed droplet would.
-func (l *sshListener) close() {
-	l.mu.Lock()
-	l.closed = true
-	conns := l.conns
-	l.conns = map[net.Conn]struct{}{}
-	l.mu.Unlock()
-	_ = l.ln.Close()
+// close stops listening and cuts open sessions (waiting commands end with
+// them), as a destroyed droplet would.
+func (d *sshd) close() {
+	d.mu.Lock()
+	d.closed = true
+	conns := d.conns
+	d.conns = map[net.Conn]struct{}{}
+	d.mu.Unlock()
+	for _, ln := range d.lns {
+		_ = ln.Close()
+	}
 	for c := range conns {
 		_ = c.Close()
 	}
 }
 
-func serveSSHConn(nc net.Conn, cfg *ssh.ServerConfig, hostname string) {
+func serveSSHConn(nc net.Conn, cfg *ssh.ServerConfig, sh shell) {
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second)) // bound the handshake
 	sc, chans, reqs, err := ssh.NewServerConn(nc, cfg)
 	if err != nil {
@@ -143,12 +197,12 @@ func serveSSHConn(nc net.Conn, cfg *ssh.ServerConfig, hostname string) {
 		if err != nil {
 			continue
 		}
-		go serveSession(ch, creqs, hostname)
+		go serveSession(ch, creqs, sh)
 	}
 }
 
-// serveSession answers one exec (or shell) and exits 0.
-func serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, hostname string) {
+// serveSession answers one exec (or shell) request.
+func serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, sh shell) {
 	defer ch.Close()
 	for req := range reqs {
 		switch req.Type {
@@ -159,12 +213,11 @@ func serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, hostname string) {
 				continue
 			}
 			_ = req.Reply(true, nil)
-			_, _ = io.WriteString(ch, fakeCommandOutput(p.Command, hostname))
-			exitSession(ch, 0)
+			exitSession(ch, sh.run(ch, p.Command, sessionEnded(reqs)))
 			return
 		case "shell":
 			_ = req.Reply(true, nil)
-			_, _ = io.WriteString(ch, "fake droplet\r\n")
+			_, _ = ch.Write([]byte("fake droplet\r\n"))
 			exitSession(ch, 0)
 			return
 		case "pty-req", "env", "window-change":
@@ -175,22 +228,21 @@ func serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, hostname string) {
 	}
 }
 
+// sessionEnded drains the session's remaining requests and closes the
+// returned channel once the session is gone: closed by the client, or cut
+// with its connection.
+func sessionEnded(reqs <-chan *ssh.Request) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for req := range reqs {
+			_ = req.Reply(false, nil)
+		}
+	}()
+	return gone
+}
+
 func exitSession(ch ssh.Channel, status uint32) {
 	_ = ch.CloseWrite()
 	_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
-}
-
-// fakeCommandOutput is just enough of a shell for a test to prove it logged
-// into the right droplet.
-func fakeCommandOutput(cmd, hostname string) string {
-	cmd = strings.TrimSpace(cmd)
-	switch {
-	case cmd == "hostname":
-		return hostname + "\n"
-	case cmd == "echo":
-		return "\n"
-	case strings.HasPrefix(cmd, "echo "):
-		return strings.TrimPrefix(cmd, "echo ") + "\n"
-	}
-	return "fake droplet\n"
 }
