@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,7 +76,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 func TestOnlyTheLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	env := testenv.Require(t)
 	ns := env.NewNamespace(t)
-	do := fake.New(fake.Options{BootDelay: 200 * time.Millisecond})
+	do := fake.New(fake.Options{BootDelay: 200 * time.Millisecond, SSH: true})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,8 @@ func TestOnlyTheLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	}
 
 	args := []string{"--namespace", ns, "--kubeconfig", env.KubeconfigPath, "--do-api-url", do.URL(),
-		"--leader-elect", "--metrics-addr", "", "--boot-resync", "300ms", "--log-level", "debug"}
+		"--leader-elect", "--metrics-addr", "", "--boot-resync", "300ms", "--log-level", "debug",
+		"--ssh-port", strconv.Itoa(do.SSHPort())}
 	a := startReplica(t, "replica-a", args...)
 	waitFor(t, 30*time.Second, "replica-a leads", func() bool { return a.logged("controller ready") })
 	b := startReplica(t, "replica-b", args...)

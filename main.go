@@ -17,6 +17,7 @@ import (
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/rest"
@@ -75,6 +76,7 @@ type cliSettings struct {
 	kubeconfig, logLevel, logFormat string
 	rateLimits, resyncMode          string
 	rateLimiter, version            bool
+	deleteTainted                   bool
 	kubeQPS                         float64
 	kubeBurst                       int
 }
@@ -104,6 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.BoolVar(&s.rateLimiter, "rate-limiter", true, "limit DigitalOcean requests client-side; false only for comparison")
 	fs.Float64Var(&s.kubeQPS, "kube-qps", 200, "Kubernetes API requests per second")
 	fs.IntVar(&s.kubeBurst, "kube-burst", 0, "Kubernetes API request burst; 0 for twice --kube-qps")
+	fs.IntVar(&opts.SSHPort, "ssh-port", envInt("HF_DO_SSH_PORT", 22), "port the reachability check logs in to droplets at, as Gargantua's shell does (env HF_DO_SSH_PORT)")
+	fs.BoolVar(&s.deleteTainted, "delete-tainted", envBool("HF_DO_DELETE_TAINTED", true), "delete VMs Gargantua tainted at the end of a session, and so their droplets; false keeps them for inspection (env HF_DO_DELETE_TAINTED)")
+	fs.DurationVar(&opts.ConfigErrorGrace, "config-error-grace", virtualmachine.DefaultConfigErrorGrace, "how long an invalid config may wait for a fix before its VMs get status errorduringprovisioning")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", envString("HF_DO_METRICS_ADDR", ":8080"), "address for /metrics, /healthz and /readyz; empty to disable (env HF_DO_METRICS_ADDR)")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -127,7 +132,12 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--kube-qps must be positive")
 	case s.kubeBurst < 0:
 		return opts, s, fmt.Errorf("--kube-burst must not be negative")
+	case opts.SSHPort < 1 || opts.SSHPort > 65535:
+		return opts, s, fmt.Errorf("--ssh-port must be a port number, 1 to 65535")
+	case opts.ConfigErrorGrace <= 0:
+		return opts, s, fmt.Errorf("--config-error-grace must be positive")
 	}
+	opts.KeepTainted = !s.deleteTainted
 	var err error
 	if opts.ResyncMode, err = droplet.ParseResyncMode(s.resyncMode); err != nil {
 		return opts, s, fmt.Errorf("--resync-mode: %v", err)

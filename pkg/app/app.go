@@ -9,6 +9,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -53,6 +54,14 @@ type Options struct {
 	// KubeQPS and KubeBurst bound this controller's Kubernetes API requests.
 	KubeQPS   float32
 	KubeBurst int
+	// SSHPort is where the reachability check logs in to droplets (22 when zero).
+	SSHPort int
+	// KeepTainted leaves VMs that Gargantua tainted for someone else to
+	// delete; by default they are deleted, and their droplets with them.
+	KeepTainted bool
+	// ConfigErrorGrace is how long an invalid config may wait for a fix
+	// before its VMs are reported failed.
+	ConfigErrorGrace time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz; empty for none.
 	MetricsAddr string
 	// Ready, if set, is closed once caches are synced and handlers run.
@@ -187,12 +196,15 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	recorder := events.NewRecorder(ctx, client, opts.Namespace)
 	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
 
-	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID},
+	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
+		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted},
 		applier, vms, envs, templates, secrets, droplets, keys, recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
-		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID)},
+		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
+		SSHPort: opts.SSHPort},
 		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
+	tokensecret.Register(ctx, secrets, droplets, keys)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
 	synced := make(chan struct{})

@@ -35,7 +35,7 @@ func BuildController(ctx context.Context, dir string) (string, error) {
 // claims.
 var optionalFlags = []string{
 	"--leader-elect=false", "--resync-mode=per-droplet", "--rate-limiter=false", "--rate-limits=250/1m,5000/1h",
-	"--rate-limit-headroom=0.1", "--kube-qps=50", "--kube-burst=100",
+	"--rate-limit-headroom=0.1", "--kube-qps=50", "--kube-burst=100", "--ssh-port=22",
 }
 
 // ProbeFlags returns the optional flags bin rejects, by name ("--resync-mode").

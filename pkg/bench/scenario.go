@@ -171,7 +171,7 @@ func (s *scenario) setUp(ctx context.Context) error {
 
 	c := s.cfg
 	timing := c.fakeTiming(s.tl.flood)
-	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits})
+	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true})
 	if err := s.do.Start(); err != nil {
 		return err
 	}
@@ -243,6 +243,10 @@ func (s *scenario) startController(ctx context.Context, phase string, scale time
 		return err
 	}
 	args := s.cfg.controllerArgs(scale, s.mode, s.ns, s.env.KubeconfigPath, s.do.URL(), port, s.missing)
+	if !s.missing["--ssh-port"] {
+		// The reachability check logs in to the fake's droplets.
+		args = append(args, fmt.Sprintf("--ssh-port=%d", s.do.SSHPort()))
+	}
 	shown := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--kubeconfig=") })
 	s.logf("%s controller (scale %g): %s", phase, scale, strings.Join(shown, " "))
 	ctrl, err := startController(ctx, s.bin, args, port, filepath.Join(s.dir, "controller-"+phase+".log"))

@@ -32,7 +32,7 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	do := fake.New(fake.Options{BootDelay: 200 * time.Millisecond})
+	do := fake.New(fake.Options{BootDelay: 200 * time.Millisecond, SSH: true})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 
 	// As the chart runs it: CRDs come from the chart, not the binary.
 	apptest.Start(t, app.Options{Config: saCfg, Namespace: ns, APIURL: do.URL(),
-		InstallCRDs: false, BootResync: 200 * time.Millisecond})
+		InstallCRDs: false, BootResync: 200 * time.Millisecond, SSHPort: do.SSHPort()})
 
 	names := []string{"rbac-1", "rbac-2"}
 	for _, n := range names {

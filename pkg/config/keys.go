@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // The config keys an operator sets in environment_specifics or template_mapping.
 const (
 	KeyRegion            = "region"
@@ -19,7 +21,20 @@ const (
 	// KeySSHKeyScope is "vm" (a key pair per VM, the default) or
 	// "environment" (one for all VMs of the Environment).
 	KeySSHKeyScope = "ssh_key_scope"
+	// KeyReadyCheck is what "running" waits for beyond DigitalOcean's
+	// "active": ssh (the default), cloud-init or none.
+	KeyReadyCheck = "ready_check"
+	// KeyReadyTimeout bounds that wait, from the droplet's creation.
+	KeyReadyTimeout = "ready_timeout"
+	// KeySSHAddress is which droplet address the check dials: public or private.
+	KeySSHAddress = "ssh_address"
 )
+
+// DefaultReadyTimeout covers a droplet's boot and a typical cloud-init run.
+const DefaultReadyTimeout = 10 * time.Minute
+
+// MaxReadyTimeout keeps a forgotten setting from holding a VM for days.
+const MaxReadyTimeout = 24 * time.Hour
 
 // Values of ssh_key_scope.
 const (
@@ -33,7 +48,7 @@ var knownKeys = map[string]bool{
 	KeyRegion: true, KeyImage: true, KeySize: true, KeyToken: true, KeyTokenSecret: true,
 	KeyBackups: true, KeyIPv6: true, KeyMonitoring: true, KeyPrivateNetworking: true,
 	KeyUserData: true, KeyTags: true, KeyVPCUUID: true, KeySSHUsername: true,
-	KeySSHKeyType: true, KeySSHKeyScope: true,
+	KeySSHKeyType: true, KeySSHKeyScope: true, KeyReadyCheck: true, KeyReadyTimeout: true, KeySSHAddress: true,
 	"cloud_config": true, "name": true, "ssh_key_name": true, "webinterfaces": true,
 }
 

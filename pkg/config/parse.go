@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 )
 
@@ -26,6 +27,8 @@ type Droplet struct {
 	SSHKeyType sshkey.Type
 	// SSHKeyScope is KeyScopeVM or KeyScopeEnvironment.
 	SSHKeyScope string
+	// Readiness is what "running" waits for; never sent to DigitalOcean.
+	Readiness v1alpha1.Readiness
 }
 
 // Error is one problem with the configuration: the key at fault and how to fix it.
@@ -205,6 +208,11 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 		return nil, &Error{Key: KeySSHKeyScope, Problem: fmt.Sprintf("%s is not a key scope", shown(scope)),
 			Fix: `set it to "vm" (a key pair per VM, the default) or "environment" (one shared by all VMs of the Environment, which lets droplets be created ten per request)`}
 	}
+	readiness, err := parseReadiness(settings)
+	if err != nil {
+		return nil, err
+	}
+	d.Readiness = readiness
 	return d, nil
 }
 

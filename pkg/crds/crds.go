@@ -41,6 +41,7 @@ func definitions() []crd.CRD {
 			WithColumn("Public IP", ".status.publicIPv4").
 			WithColumn("Ready", `.status.conditions[?(@.type=="Ready")].status`).
 			WithColumn("Reason", `.status.conditions[?(@.type=="Ready")].reason`).
+			WithColumn("Reachable", `.status.conditions[?(@.type=="Reachable")].status`).
 			WithCustomColumn(ageColumn),
 		crd.NamespacedType("Key."+gv).
 			WithSchemaFromStruct(v1alpha1.Key{}).

@@ -55,6 +55,11 @@ type worldOptions struct {
 	metricsAddr string
 	// sweepInterval and orphanGrace tune the orphan sweep (defaults: minutes).
 	sweepInterval, orphanGrace time.Duration
+	// configErrorGrace is how long an invalid config waits before its VMs
+	// are reported failed (the controller's default when zero).
+	configErrorGrace time.Duration
+	// keepTainted turns off the deletion of tainted VMs.
+	keepTainted bool
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -62,6 +67,9 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	env := testenv.Require(t)
 	w := &world{t: t, ns: env.NewNamespace(t)}
 
+	// Droplets serve SSH, at their own loopback addresses, so that the
+	// reachability check logs in as it would to a real droplet.
+	o.fake.SSH = true
 	if o.fake.BootDelay == 0 {
 		o.fake.BootDelay = 300 * time.Millisecond
 	}
@@ -96,6 +104,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
+		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,
 	})
 	return w
 }

@@ -9,6 +9,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/rancher/wrangler/v3/pkg/condition"
+	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,7 +49,11 @@ func SetCondition(status interface{}, cond condition.Cond, ok bool, reason, mess
 	if cond.GetStatus(status) == want && cond.GetReason(status) == reason && cond.GetMessage(status) == message {
 		return false
 	}
-	cond.LastUpdated(status, time.Now().UTC().Format(time.RFC3339))
+	now := time.Now().UTC().Format(time.RFC3339)
+	if cond.GetStatus(status) != want {
+		setLastTransition(status, cond, now)
+	}
+	cond.LastUpdated(status, now)
 	cond.SetStatus(status, want)
 	cond.Reason(status, reason)
 	cond.Message(status, message)
@@ -102,4 +107,40 @@ func isNil(obj runtime.Object) bool {
 		return o == nil
 	}
 	return false
+}
+
+// conditions returns the conditions of a Droplet or Key.
+func conditions(obj interface{}) *[]genericcondition.GenericCondition {
+	switch o := obj.(type) {
+	case *v1alpha1.Droplet:
+		return &o.Status.Conditions
+	case *v1alpha1.Key:
+		return &o.Status.Conditions
+	}
+	return nil
+}
+
+// setLastTransition stamps when cond changes status; wrangler's condition
+// package keeps only the last update, which a new message also moves.
+func setLastTransition(obj interface{}, cond condition.Cond, ts string) {
+	cond.CreateUnknownIfNotExists(obj)
+	if list := conditions(obj); list != nil {
+		for i := range *list {
+			if (*list)[i].Type == string(cond) {
+				(*list)[i].LastTransitionTime = ts
+			}
+		}
+	}
+}
+
+// LastTransition is when cond last changed status, "" if not recorded.
+func LastTransition(obj interface{}, cond condition.Cond) string {
+	if list := conditions(obj); list != nil {
+		for _, c := range *list {
+			if c.Type == string(cond) {
+				return c.LastTransitionTime
+			}
+		}
+	}
+	return ""
 }

@@ -120,7 +120,7 @@ func (p *playground) startController(ctx context.Context) error {
 		defer close(p.controllerDone)
 		p.controllerErr = app.Run(ctrlCtx, app.Options{
 			Config: p.env.Config(), Namespace: Namespace, APIURL: p.do.URL(), InstallCRDs: false,
-			BootResync: time.Second, ActiveResync: 10 * time.Second, Ready: ready,
+			BootResync: time.Second, ActiveResync: 10 * time.Second, Ready: ready, SSHPort: p.do.SSHPort(),
 		})
 	}()
 	select {

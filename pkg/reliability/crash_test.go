@@ -285,6 +285,7 @@ func startControllerProcess(t *testing.T, bin string, w *world, logs *testutil.S
 		fmt.Sprintf("--workers=%d", o.Workers),
 		"--boot-resync="+o.BootResync.String(),
 		"--active-resync="+o.ActiveResync.String(),
+		fmt.Sprintf("--ssh-port=%d", o.SSHPort),
 		"--rate-limits="+strings.Join(limits, ","),
 		// The sweep must not tidy away a duplicate droplet before it is
 		// counted. (Keys have no age at DigitalOcean: no grace spares them.)

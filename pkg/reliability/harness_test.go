@@ -109,6 +109,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.fake.BootDelay == 0 {
 		o.fake.BootDelay = 500 * time.Millisecond
 	}
+	o.fake.SSH = true // the reachability check logs in before a VM runs
 	w.do = fake.New(o.fake)
 	if err := w.do.Start(); err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	w.app = app.Options{
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
 		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
+		SSHPort: w.do.SSHPort(),
 	}
 	if o.noController {
 		return w

@@ -87,6 +87,7 @@ func (h *handler) forget(d *v1alpha1.Droplet) {
 	h.refused.Delete(objectKey(d))
 	h.readySince.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
+	h.prober.forget(objectKey(d))
 }
 
 // wait keeps the finalizer, records the status and looks again later.

@@ -18,6 +18,7 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	// InstallationTag is on every droplet of this installation; the batched
 	// resync lists by it.
 	InstallationTag string
+	// SSHPort is where the reachability check logs in (22 when zero).
+	SSHPort int
+	// ProbeWorkers bounds the reachability check's logins in flight.
+	ProbeWorkers int
 }
 
 type handler struct {
@@ -74,6 +79,8 @@ type handler struct {
 	backoff *digitalocean.Backoff
 	// fleet serves the batched resync; nil when each droplet is read alone.
 	fleet *fleet
+	// prober runs the reachability check's logins.
+	prober *prober
 }
 
 // Register wires the Droplet handlers.
@@ -86,6 +93,11 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
 		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: recorder,
 		backoff: digitalocean.NewBackoff()}
+	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
+		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
+			droplets.Enqueue(namespace, name)
+		}
+	})
 	if opts.Resync != ResyncPerDroplet {
 		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID)
 	}

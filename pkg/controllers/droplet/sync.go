@@ -353,6 +353,9 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		d.Status.LastSynced = &now
 	}
 	if v1alpha1.Ready.IsTrue(d) {
+		if wait := h.checkReachable(d); wait > 0 {
+			return min(wait, h.opts.ActiveResync), nil
+		}
 		return h.opts.ActiveResync, nil
 	}
 	return h.opts.BootResync, nil
@@ -484,8 +487,9 @@ func (h *handler) progress(d *v1alpha1.Droplet, cond condition.Cond, reason, mes
 // vmStatusesAfter are the VM statuses from which the VM no longer announces
 // the step cond stands for.
 var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
-	v1alpha1.Created: {hfv1.VmStatusProvisioned, hfv1.VmStatusRunning},
-	v1alpha1.Ready:   {hfv1.VmStatusRunning},
+	v1alpha1.Created:   {hfv1.VmStatusProvisioned, hfv1.VmStatusRunning},
+	v1alpha1.Ready:     {hfv1.VmStatusRunning},
+	v1alpha1.Reachable: {hfv1.VmStatusRunning},
 }
 
 // transition records a condition change as an Event on the Droplet, and on

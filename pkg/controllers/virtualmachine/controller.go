@@ -20,6 +20,12 @@ import (
 // Options are the installation-wide settings the handler needs.
 type Options struct {
 	InstallationID string
+	// ConfigErrorGrace is how long an invalid config may wait for a fix
+	// before the VM is reported failed (DefaultConfigErrorGrace when zero).
+	ConfigErrorGrace time.Duration
+	// DeleteTainted deletes a tainted VM, as Gargantua's own provisioner
+	// does with its VMs, so its droplet stops billing.
+	DeleteTainted bool
 }
 
 type handler struct {
@@ -47,6 +53,9 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 	droplets provcontrollers.DropletController,
 	keys provcontrollers.KeyController,
 	recorder record.EventRecorder) {
+	if opts.ConfigErrorGrace <= 0 {
+		opts.ConfigErrorGrace = DefaultConfigErrorGrace
+	}
 	h := &handler{
 		ctx: ctx, opts: opts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
 		secrets: secrets, droplets: droplets, keys: keys, recorder: recorder,
@@ -64,6 +73,10 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 		"", HandlerName, h.generate,
 		// Despite its name this makes apply set controller owner references to the VM.
 		&generic.GeneratingHandlerOptions{NoOwnerReference: true})
+
+	if opts.DeleteTainted {
+		vms.OnChange(ctx, TaintedHandlerName, h.deleteTainted)
+	}
 
 	registerWatches(ctx, vms, envs, templates, secrets, droplets, keys)
 }

@@ -3,6 +3,7 @@ package virtualmachine
 import (
 	"bytes"
 	"maps"
+	"slices"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -60,10 +61,12 @@ func (h *handler) cachedAsDesired(vm *hfv1.VirtualMachine, obj runtime.Object) (
 	return "", false
 }
 
-// sameMeta: cached is controlled by vm and has desired's labels and annotations.
+// sameMeta: cached is controlled by vm and has desired's labels,
+// annotations and finalizers (a token Secret made before it had one gets it).
 func sameMeta(vm *hfv1.VirtualMachine, cached, desired metav1.Object) bool {
 	return metav1.IsControlledBy(cached, vm) && contains(cached.GetLabels(), desired.GetLabels()) &&
-		contains(cached.GetAnnotations(), desired.GetAnnotations())
+		contains(cached.GetAnnotations(), desired.GetAnnotations()) &&
+		!slices.ContainsFunc(desired.GetFinalizers(), func(f string) bool { return !slices.Contains(cached.GetFinalizers(), f) })
 }
 
 func contains(have, want map[string]string) bool {

@@ -6,6 +6,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	corev1 "k8s.io/api/core/v1"
@@ -32,11 +33,11 @@ func sshSecret(vm *hfv1.VirtualMachine, privateKey []byte, publicKey string) *co
 }
 
 func tokenSecret(vm *hfv1.VirtualMachine, token string) *corev1.Secret {
-	return &corev1.Secret{
+	return tokensecret.WithFinalizer(&corev1.Secret{
 		ObjectMeta: objectMeta(vm, TokenSecretName(vm)),
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{config.TokenSecretKey: []byte(token)},
-	}
+	})
 }
 
 // tokenRef is where the Droplet and Key controllers find the token: the
@@ -86,6 +87,7 @@ func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.Secret
 			Tags:              digitalocean.DropletTags(installationID, vm.Namespace, vm.Name, string(vm.UID), cfg.Tags),
 			VPCUUID:           cfg.VPCUUID,
 			TokenSecretRef:    token,
+			Readiness:         cfg.Readiness,
 		},
 	}
 }

@@ -33,13 +33,17 @@ func (h *handler) patchVM(vm *hfv1.VirtualMachine, secretName string, cfg *confi
 			return err
 		}
 	}
-	status, labels := desiredStatus(vm, d)
+	failure, recheck := h.provisioningFailure(vm, d)
+	if recheck > 0 {
+		h.vms.EnqueueAfter(vm.Namespace, vm.Name, recheck)
+	}
+	status, labels := desiredStatus(vm, d, failure)
 	// The status first: it is what users and Gargantua wait for.
 	if len(status) > 0 {
 		if err := p.patch(map[string]interface{}{"status": status}, "status"); err != nil {
 			return err
 		}
-		h.announce(vm, d, status)
+		h.announce(vm, d, status, failure)
 	}
 	if len(labels) > 0 {
 		return p.patch(map[string]interface{}{"metadata": map[string]interface{}{"labels": labels}})
@@ -148,17 +152,24 @@ func (h *handler) updateWithOwnSpec(obj runtime.Object) (runtime.Object, error) 
 	return patched, err
 }
 
-// desiredStatus is what the droplet says the VM's own fields should be; only
-// differing fields are returned.
-func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) (status map[string]interface{}, labels map[string]string) {
+// desiredStatus is what the droplet, and failure (see provisioningFailure),
+// say the VM's own fields should be; only differing fields are returned.
+func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, failure string) (status map[string]interface{}, labels map[string]string) {
 	status = map[string]interface{}{}
 	labels = map[string]string{}
-	if d == nil || d.Status.DropletID == 0 {
-		return status, labels
-	}
-	want := hfv1.VmStatusProvisioned
-	if v1alpha1.Ready.IsTrue(d) || vm.Status.Status == hfv1.VmStatusRunning {
+	want := vm.Status.Status
+	switch {
+	case failure != "":
+		want = VMStatusErrorDuringProvisioning
+	case d == nil || d.Status.DropletID == 0:
+		if vm.Status.Status == VMStatusErrorDuringProvisioning {
+			// The cause was fixed before any droplet: provisioning resumes.
+			want = hfv1.VmStatusRFP
+		}
+	case (v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.IsTrue(d)) || vm.Status.Status == hfv1.VmStatusRunning:
 		want = hfv1.VmStatusRunning
+	default:
+		want = hfv1.VmStatusProvisioned
 	}
 	if vm.Status.Status != want {
 		status["status"] = want
@@ -182,12 +193,23 @@ func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) (status map[str
 
 // announce records the VM's progress. These Events are the only ones for
 // a droplet's creation and first boot: the Droplet leaves them to the VM.
-func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status map[string]interface{}) {
+func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status map[string]interface{}, failure string) {
 	s, ok := status["status"]
 	if !ok {
 		return
 	}
-	log := logrus.WithField("vm", vm.Name).WithField("droplet", d.Status.DropletID)
+	log := logrus.WithField("vm", vm.Name)
+	switch s {
+	case VMStatusErrorDuringProvisioning:
+		log.Warn("VM cannot be provisioned: " + failure)
+		h.recorder.Event(vm, corev1.EventTypeWarning, "ProvisioningFailed", failure)
+		return
+	case hfv1.VmStatusRFP:
+		log.Info("the cause of the provisioning failure is gone; provisioning resumes")
+		h.recorder.Event(vm, corev1.EventTypeNormal, "ProvisioningResumed", "the cause of the provisioning failure is gone; provisioning resumes")
+		return
+	}
+	log = log.WithField("droplet", d.Status.DropletID)
 	switch s {
 	case hfv1.VmStatusProvisioned:
 		log.Info("droplet created; VM provisioned")
@@ -195,7 +217,7 @@ func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status 
 	case hfv1.VmStatusRunning:
 		log.WithField("public_ip", d.Status.PublicIPv4).Info("VM running")
 		metrics.ProvisioningSeconds.Observe(time.Since(vm.CreationTimestamp.Time).Seconds())
-		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet %d is active at %s", d.Status.DropletID, d.Status.PublicIPv4)
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet %d is active at %s; %s", d.Status.DropletID, d.Status.PublicIPv4, v1alpha1.Reachable.GetMessage(d))
 	}
 }
 

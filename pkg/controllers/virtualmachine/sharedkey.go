@@ -7,6 +7,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +34,8 @@ func (h *handler) sharedKeyObjects(vm *hfv1.VirtualMachine, cfg *config.Droplet)
 	token = v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
 	if cfg.Token != "" {
 		token.Name = name + "-do-token"
-		err = h.ensure(&corev1.Secret{ObjectMeta: sharedMeta(env, token.Name), Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{config.TokenSecretKey: []byte(cfg.Token)}})
+		err = h.ensure(tokensecret.WithFinalizer(&corev1.Secret{ObjectMeta: sharedMeta(env, token.Name), Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{config.TokenSecretKey: []byte(cfg.Token)}}))
 		if err != nil {
 			return "", token, err
 		}

@@ -18,6 +18,10 @@ const (
 	// once that went wrong (False, e.g. KeySecretLost), and again when it is
 	// put right (True, Restored).
 	KeyPair condition.Cond = "KeyPair"
+	// Reachable means the VM's user can log in: the controller logged in to
+	// the active droplet as Gargantua's shell will (and, with ready_check
+	// cloud-init, cloud-init finished). Its message holds the last error.
+	Reachable condition.Cond = "Reachable"
 )
 
 // Configured's verdict on a complete and valid config.

@@ -46,7 +46,32 @@ type DropletSpec struct {
 	VPCUUID string   `json:"vpcUUID,omitempty"`
 	// TokenSecretRef names the Secret key that holds the DigitalOcean API token.
 	TokenSecretRef SecretKeyRef `json:"tokenSecretRef,omitempty"`
+	// Readiness is what must hold, beyond DigitalOcean's "active", before
+	// the VM is reported running. It is never sent to DigitalOcean.
+	Readiness Readiness `json:"readiness,omitempty"`
 }
+
+// Readiness is how the controller checks that a user's terminal will open.
+type Readiness struct {
+	// Check is ssh (log in with the VM's key; the default when empty),
+	// cloud-init (also wait for cloud-init to finish) or none.
+	Check string `json:"check,omitempty"`
+	// Timeout bounds the wait from the droplet's creation; past it the VM
+	// is reported as failed. Zero means the default.
+	Timeout metav1.Duration `json:"timeout,omitempty"`
+	// Address is which of the droplet's addresses is dialled: public (the
+	// default when empty) or private. A VM's sshEndpoint annotation wins.
+	Address string `json:"address,omitempty"`
+}
+
+// Values of Readiness.Check and Readiness.Address.
+const (
+	ReadyCheckSSH       = "ssh"
+	ReadyCheckCloudInit = "cloud-init"
+	ReadyCheckNone      = "none"
+	AddressPublic       = "public"
+	AddressPrivate      = "private"
+)
 
 // SecretKeyRef points at one key of a Secret in the object's namespace.
 type SecretKeyRef struct {

@@ -1,0 +1,152 @@
+package droplet
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
+	"golang.org/x/crypto/ssh"
+)
+
+// SSHEndpointAnnotation on a VM is the host Gargantua's shell dials instead
+// of the VM's public IP.
+const SSHEndpointAnnotation = "sshEndpoint"
+
+// Reasons of Reachable beyond sshprobe's.
+const (
+	// ReasonReadyTimeout: not reachable within ready_timeout of the create.
+	ReasonReadyTimeout = "ReadyTimeout"
+	// ReasonNotChecked: ready_check is none.
+	ReasonNotChecked = "NotChecked"
+	// reasonNoTarget: what to log in with or where is missing.
+	reasonNoTarget = "LoginUnavailable"
+)
+
+// FailedReachability lists the Reachable reasons that no wait will cure
+// without someone acting: the VM is reported failed.
+var FailedReachability = []string{ReasonReadyTimeout, sshprobe.ReasonCloudInitFailed}
+
+// checkReachable runs, for an active droplet, the login its VM's user will
+// make, and records the outcome as Reachable. It returns when to look
+// again, or 0 once the droplet is reachable (or needs no check).
+func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
+	if v1alpha1.Reachable.IsTrue(d) {
+		return 0
+	}
+	if d.Spec.Readiness.Check == v1alpha1.ReadyCheckNone {
+		h.progress(d, v1alpha1.Reachable, ReasonNotChecked, "ready_check is none: running once DigitalOcean reports the droplet active")
+		return 0
+	}
+	vm := h.vmOf(d)
+	if vm == nil {
+		return 0
+	}
+	if vm.Status.Status == hfv1.VmStatusRunning {
+		// Reported running before this check existed: a user may be on it.
+		events.SetCondition(d, v1alpha1.Reachable, true, "AlreadyRunning", "the VM was running before the reachability check was made")
+		return 0
+	}
+	key := objectKey(d)
+	late := h.pastReadyTimeout(d)
+	every := probeEvery
+	if late {
+		every = probeEveryLate
+	}
+	var r *sshprobe.Result
+	if target, problem := h.loginTarget(d, vm); problem != "" {
+		r = &sshprobe.Result{Reason: reasonNoTarget, Message: problem}
+	} else {
+		r = h.prober.result(key, every, target)
+	}
+	if r == nil {
+		return every
+	}
+	if r.OK {
+		h.prober.forget(key)
+		h.progress(d, v1alpha1.Reachable, r.Reason, r.Message)
+		return 0
+	}
+	reason, message := r.Reason, r.Message
+	if late && reason != sshprobe.ReasonCloudInitFailed {
+		reason = ReasonReadyTimeout
+		message = fmt.Sprintf("not reachable within ready_timeout (%s) of the droplet's creation; last attempt: %s", readyTimeout(d), r.Message)
+	}
+	h.reportUnreachable(d, reason, message)
+	return every
+}
+
+// reportUnreachable records a failed login. Waiting for sshd or cloud-init
+// is the normal way up: no Event then, only the condition. Anything else
+// gets one Event per new reason, not one per attempt.
+func (h *handler) reportUnreachable(d *v1alpha1.Droplet, reason, message string) {
+	quiet := reason == sshprobe.ReasonUnreachable || reason == sshprobe.ReasonCloudInitRunning
+	if quiet || v1alpha1.Reachable.GetReason(d) == reason {
+		events.SetCondition(d, v1alpha1.Reachable, false, reason, message)
+		return
+	}
+	h.transition(d, v1alpha1.Reachable, false, reason, message)
+}
+
+// pastReadyTimeout: ready_timeout has passed since DigitalOcean created the
+// droplet (its created_at, so a restart does not reset the clock).
+func (h *handler) pastReadyTimeout(d *v1alpha1.Droplet) bool {
+	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
+	return err == nil && time.Since(created) > readyTimeout(d)
+}
+
+func readyTimeout(d *v1alpha1.Droplet) time.Duration {
+	if t := d.Spec.Readiness.Timeout.Duration; t > 0 {
+		return t
+	}
+	return config.DefaultReadyTimeout
+}
+
+// loginTarget is what Gargantua's shell will use: the Secret the VM's
+// secret_name names, its ssh_username, and its sshEndpoint annotation or
+// the droplet's address, at the SSH port.
+func (h *handler) loginTarget(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) (sshprobe.Target, string) {
+	t := sshprobe.Target{User: vm.Spec.SshUsername, CloudInit: d.Spec.Readiness.Check == v1alpha1.ReadyCheckCloudInit}
+	if t.User == "" {
+		t.User = config.DefaultSSHUsername
+	}
+	if vm.Spec.SecretName == "" {
+		return t, "the VM has no secret_name yet"
+	}
+	secret, err := h.secrets.Get(vm.Namespace, vm.Spec.SecretName)
+	if err != nil {
+		return t, fmt.Sprintf("cannot read the VM's key Secret %q: %v", vm.Spec.SecretName, err)
+	}
+	if t.Signer, err = ssh.ParsePrivateKey(secret.Data[sshkey.PrivateKeyField]); err != nil {
+		return t, fmt.Sprintf("the VM's key Secret %q has no usable %s: %v", vm.Spec.SecretName, sshkey.PrivateKeyField, err)
+	}
+	host := vm.Annotations[SSHEndpointAnnotation]
+	if host == "" {
+		host = d.Status.PublicIPv4
+		if d.Spec.Readiness.Address == v1alpha1.AddressPrivate {
+			host = d.Status.PrivateIPv4
+		}
+	}
+	if host == "" {
+		return t, fmt.Sprintf("the droplet has no %s address", d.Spec.Readiness.Address)
+	}
+	t.Addr = withPort(host, h.opts.SSHPort)
+	return t, ""
+}
+
+// withPort adds port to host unless it names one already.
+func withPort(host string, port int) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if port == 0 {
+		port = 22
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}

@@ -1,0 +1,79 @@
+package virtualmachine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"github.com/rancher/wrangler/v3/pkg/condition"
+)
+
+// VMStatusErrorDuringProvisioning is the VM status Gargantua (after v3.3.2)
+// turns into an error its user sees, instead of an endless wait; older
+// versions ignore it.
+const VMStatusErrorDuringProvisioning hfv1.VmStatus = "errorduringprovisioning"
+
+// DefaultConfigErrorGrace is how long an invalid config may wait for a fix
+// before the VM is reported failed: long enough to fix a typo in the
+// Environment, short enough that a user is not left waiting.
+const DefaultConfigErrorGrace = 5 * time.Minute
+
+// refusedReasons are the Classify reasons of a DigitalOcean refusal (401,
+// 403, 422 and other 4xx): nothing changes until someone acts.
+var refusedReasons = []string{"Unauthorized", "Rejected"}
+
+// provisioningFailure says why vm cannot get a working droplet without an
+// operator, or "" when nothing says so (yet). recheck is when a config
+// error's grace period ends, for the caller to look again then.
+func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) (why string, recheck time.Duration) {
+	if d == nil || vm.Status.Status == hfv1.VmStatusRunning {
+		// A running VM never turns failed: its user may be on it.
+		return "", 0
+	}
+	if d.Status.DropletID != 0 {
+		if reason := v1alpha1.Reachable.GetReason(d); v1alpha1.Reachable.IsFalse(d) && slices.Contains(dropletcontroller.FailedReachability, reason) {
+			return v1alpha1.Reachable.GetMessage(d), 0
+		}
+		return "", 0
+	}
+	if v1alpha1.Configured.IsFalse(d) {
+		left := h.opts.ConfigErrorGrace - time.Since(since(d, v1alpha1.Configured))
+		if left > 0 {
+			return "", left
+		}
+		return fmt.Sprintf("the DigitalOcean settings are still invalid after %s: %s", h.opts.ConfigErrorGrace, v1alpha1.Configured.GetMessage(d)), 0
+	}
+	if refused(d, v1alpha1.Created) {
+		return "DigitalOcean refused to create the droplet: " + v1alpha1.Created.GetMessage(d), 0
+	}
+	if k, err := h.keys.Cache().Get(vm.Namespace, firstKeyRef(d)); err == nil && refused(k, v1alpha1.Created) {
+		return "DigitalOcean refused to register the SSH key: " + v1alpha1.Created.GetMessage(k), 0
+	}
+	return "", 0
+}
+
+func refused(obj interface{}, cond condition.Cond) bool {
+	return cond.IsFalse(obj) && slices.Contains(refusedReasons, cond.GetReason(obj))
+}
+
+func firstKeyRef(d *v1alpha1.Droplet) string {
+	if len(d.Spec.KeyRefs) == 0 {
+		return d.Name
+	}
+	return d.Spec.KeyRefs[0]
+}
+
+// since is when cond last changed status (its last update where no
+// transition time was recorded).
+func since(obj interface{}, cond condition.Cond) time.Time {
+	for _, ts := range []string{events.LastTransition(obj, cond), cond.GetLastUpdated(obj)} {
+		if t, err := time.Parse(time.RFC3339, ts); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
