@@ -1,5 +1,9 @@
 // Package gargantuasim does what Gargantua does to a VirtualMachine of a
-// third-party provisioner, for tests and the playground.
+// third-party provisioner, for tests, the playground and the benchmark: call by
+// call, per Gargantua version, as read from Gargantua's source (see the
+// gargantua-contract note). Clients.CreateVM is the go.mod version's
+// on-demand path in one call; Gargantua (see New) plays a whole version:
+// sessions, scheduled events' VM sets and the loops that react to VMs.
 package gargantuasim
 
 import (
@@ -12,6 +16,7 @@ import (
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -25,7 +30,16 @@ type Clients struct {
 	Envs      hfcontrollers.EnvironmentClient
 	Templates hfcontrollers.VirtualMachineTemplateClient
 	Secrets   corecontrollers.SecretClient
+	VMSets    VMSetClient
+	Claims    ClaimClient
 }
+
+// VMSetClient and ClaimClient are typed clients for the kinds the provisioner
+// itself never touches, so pkg/generated has none for them.
+type (
+	VMSetClient = generic.ClientInterface[*hfv1.VirtualMachineSet, *hfv1.VirtualMachineSetList]
+	ClaimClient = generic.ClientInterface[*hfv1.VirtualMachineClaim, *hfv1.VirtualMachineClaimList]
+)
 
 // NewClients builds clients for cfg.
 func NewClients(cfg *rest.Config) (*Clients, error) {
@@ -38,14 +52,20 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 		return nil, err
 	}
 	v1 := hf.Hobbyfarm().V1()
-	return &Clients{VMs: v1.VirtualMachine(), Envs: v1.Environment(), Templates: v1.VirtualMachineTemplate(), Secrets: c.Core().V1().Secret()}, nil
+	return &Clients{
+		VMs: v1.VirtualMachine(), Envs: v1.Environment(), Templates: v1.VirtualMachineTemplate(), Secrets: c.Core().V1().Secret(),
+		VMSets: generic.NewController[*hfv1.VirtualMachineSet, *hfv1.VirtualMachineSetList](
+			hfv1.SchemeGroupVersion.WithKind("VirtualMachineSet"), "virtualmachinesets", true, hf.ControllerFactory()),
+		Claims: generic.NewController[*hfv1.VirtualMachineClaim, *hfv1.VirtualMachineClaimList](
+			hfv1.SchemeGroupVersion.WithKind("VirtualMachineClaim"), "virtualmachineclaims", true, hf.ControllerFactory()),
+	}, nil
 }
 
 // Environment is a DigitalOcean Environment as an operator writes it.
 func Environment(namespace, name string, specifics map[string]string, mapping map[string]map[string]string) *hfv1.Environment {
 	return &hfv1.Environment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-			Annotations: map[string]string{"hobbyfarm.io/provisioner": "digitalocean"}},
+			Annotations: map[string]string{ProvisionerKey: "digitalocean"}},
 		Spec: hfv1.EnvironmentSpec{
 			DisplayName:          name,
 			Provider:             "digitalocean",
@@ -112,21 +132,23 @@ func CreateSetup(ctx context.Context, cfg *rest.Config, s Setup) (*hfv1.Environm
 	return env, nil
 }
 
-// CreateVM creates a VM the way Gargantua's vmclaim controller does: create
-// it, then write its status with the resourceVersion the create returned. An
-// error from the second write is what would taint a user's session.
+// CreateVM creates a VM the way the go.mod version's claim controller does:
+// create it, then write its status with the resourceVersion the create
+// returned. An error from the second write (wrapping ErrSessionTainted) is
+// what would taint a user's session. Unlike StartSession it makes no claim
+// (so no owner), and provisioner, not the Environment, sets the label.
 func (c *Clients) CreateVM(namespace, name string, env *hfv1.Environment, template string, provisioner string) (*hfv1.VirtualMachine, error) {
 	vm := &hfv1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: namespace,
 			Labels: map[string]string{
-				"dynamic":                             "true",
-				"vmc":                                 "vmc-" + name,
-				"bound":                               "true",
-				"ready":                               "false",
-				"hobbyfarm.io/environment":            env.Name,
-				"hobbyfarm.io/virtualmachinetemplate": template,
+				"dynamic":        "true",
+				claimLabel:       "vmc-" + name,
+				boundLabel:       "true",
+				"ready":          "false",
+				environmentLabel: env.Name,
+				templateLabel:    template,
 			},
 		},
 		Spec: hfv1.VirtualMachineSpec{
@@ -139,22 +161,15 @@ func (c *Clients) CreateVM(namespace, name string, env *hfv1.Environment, templa
 		},
 	}
 	if provisioner != "" {
-		vm.Labels["hobbyfarm.io/provisioner"] = provisioner
+		vm.Labels[ProvisionerKey] = provisioner
 	}
 	created, err := c.VMs.Create(vm)
 	if err != nil {
 		return nil, fmt.Errorf("creating VM %s: %w", name, err)
 	}
-	created.Status = hfv1.VirtualMachineStatus{
-		Status:        hfv1.VmStatusRFP,
-		Allocated:     true,
-		Tainted:       false,
-		EnvironmentId: env.Name,
-		WsEndpoint:    env.Spec.WsEndpoint,
-	}
-	updated, err := c.VMs.UpdateStatus(created)
+	updated, err := c.writeFirstStatus(created, readyForProvisioning(env, true), false)
 	if err != nil {
-		return nil, fmt.Errorf("writing status of VM %s with the create's resourceVersion (Gargantua would taint the session): %w", name, err)
+		return nil, fmt.Errorf("%w: %w", ErrSessionTainted, err)
 	}
 	return updated, nil
 }

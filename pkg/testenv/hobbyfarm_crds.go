@@ -10,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// HobbyFarmCRDs are the hobbyfarm.io/v1 CRDs this provisioner uses, built like Gargantua
-// builds them: namespaced, structural schemas generated from the Go types (so unknown
-// fields, status included, are pruned), the VM with a status subresource and the same
-// printer columns.
+// HobbyFarmCRDs are the hobbyfarm.io/v1 CRDs this provisioner uses, and the claims and
+// VM sets that own VMs in a real cluster (so the garbage collector acts on VMs as it
+// would there), built like Gargantua builds them: namespaced, structural schemas
+// generated from the Go types (so unknown fields, status included, are pruned), a
+// status subresource where Gargantua has one, and the same printer columns.
 func HobbyFarmCRDs() []*apiextensionsv1.CustomResourceDefinition {
 	defs := []crd.CRD{
 		crd.NamespacedType("VirtualMachine.hobbyfarm.io/v1").
@@ -27,6 +28,17 @@ func HobbyFarmCRDs() []*apiextensionsv1.CustomResourceDefinition {
 			WithSchemaFromStruct(hfv1.Environment{}),
 		crd.NamespacedType("VirtualMachineTemplate.hobbyfarm.io/v1").
 			WithSchemaFromStruct(hfv1.VirtualMachineTemplate{}),
+		crd.NamespacedType("VirtualMachineClaim.hobbyfarm.io/v1").
+			WithSchemaFromStruct(hfv1.VirtualMachineClaim{}).
+			WithStatus().
+			WithColumn("BindMode", ".status.bind_mode").
+			WithColumn("Bound", ".status.bound").
+			WithColumn("Ready", ".status.ready"),
+		crd.NamespacedType("VirtualMachineSet.hobbyfarm.io/v1").
+			WithSchemaFromStruct(hfv1.VirtualMachineSet{}).
+			WithStatus().
+			WithColumn("Available", ".status.available").
+			WithColumn("Provisioned", ".status.provisioned"),
 	}
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(defs))
 	for _, d := range defs {

@@ -13,7 +13,8 @@ func TestHobbyFarmCRDSchemasAreStructuralAndPruning(t *testing.T) {
 	for _, c := range HobbyFarmCRDs() {
 		crds[c.Name] = c
 	}
-	for _, name := range []string{"virtualmachines.hobbyfarm.io", "environments.hobbyfarm.io", "virtualmachinetemplates.hobbyfarm.io"} {
+	for _, name := range []string{"virtualmachines.hobbyfarm.io", "environments.hobbyfarm.io", "virtualmachinetemplates.hobbyfarm.io",
+		"virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io"} {
 		c := crds[name]
 		if c == nil {
 			t.Fatalf("missing CRD %s", name)
@@ -37,12 +38,15 @@ func TestHobbyFarmCRDSchemasAreStructuralAndPruning(t *testing.T) {
 		walkSchema(t, name, "", s)
 	}
 
-	vm := crds["virtualmachines.hobbyfarm.io"]
-	if sub := vm.Spec.Versions[0].Subresources; sub == nil || sub.Status == nil {
-		t.Error("VirtualMachine must have the status subresource")
-	}
-	if _, ok := vm.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]; !ok {
-		t.Error("VirtualMachine schema has no status")
+	// Gargantua writes the status of these three through the status subresource.
+	for _, name := range []string{"virtualmachines.hobbyfarm.io", "virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io"} {
+		v := crds[name].Spec.Versions[0]
+		if v.Subresources == nil || v.Subresources.Status == nil {
+			t.Errorf("%s must have the status subresource", name)
+		}
+		if _, ok := v.Schema.OpenAPIV3Schema.Properties["status"]; !ok {
+			t.Errorf("%s schema has no status", name)
+		}
 	}
 	env := crds["environments.hobbyfarm.io"].Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 	mapping := env.Properties["template_mapping"]
