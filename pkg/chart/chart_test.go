@@ -121,6 +121,9 @@ func TestTemplateAllValues(t *testing.T) {
 		"log-format":          slices.Contains(c.Args, "--log-format=json"),
 		"boot-resync":         slices.Contains(c.Args, "--boot-resync=3s"),
 		"active-resync":       slices.Contains(c.Args, "--active-resync=2m30s"),
+		"ssh-port":            slices.Contains(c.Args, "--ssh-port=2222"),
+		"delete-tainted":      slices.Contains(c.Args, "--delete-tainted=false"),
+		"config-error-grace":  slices.Contains(c.Args, "--config-error-grace=90s"),
 		"version label quote": pod.Labels["app.kubernetes.io/version"] == "0.1.0",
 	}
 	for name, ok := range checks {
@@ -228,6 +231,13 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"api url", []string{"--set", "digitalocean.apiURL=not a url"}, []string{"/digitalocean/apiURL"}},
 		{"installation id", []string{"--set", "installationID=a.b"}, []string{"/installationID"}},
 		{"metrics port", []string{"--set", "metrics.port=70000"}, []string{"/metrics/port", "maximum"}},
+		{"ssh port zero", []string{"--set", "reachability.sshPort=0"}, []string{"/reachability/sshPort", "minimum"}},
+		{"ssh port too big", []string{"--set", "reachability.sshPort=65536"}, []string{"/reachability/sshPort", "maximum"}},
+		{"ssh port a string", []string{"--set-string", "reachability.sshPort=22"}, []string{"/reachability/sshPort", "want integer"}},
+		{"reachability typo", []string{"--set", "reachability.port=22"}, []string{"/reachability", "'port' not allowed"}},
+		{"deleteTaintedVMs a string", []string{"--set-string", "deleteTaintedVMs=false"}, []string{"/deleteTaintedVMs", "want boolean"}},
+		{"config error grace", []string{"--set", "configErrorGrace=5min"}, []string{"/configErrorGrace", "does not match pattern"}},
+		{"config error grace a number", []string{"--set", "configErrorGrace=300"}, []string{"/configErrorGrace", "want string"}},
 		{"metrics enabled", []string{"--set-string", "metrics.enabled=true"}, []string{"/metrics/enabled", "want boolean"}},
 		{"securityContext typo", []string{"--set", "securityContext.readOnlyRootFS=true"}, []string{"/securityContext", "'readOnlyRootFS' not allowed"}},
 		{"resources typo", []string{"--set", "resources.limit.cpu=1"}, []string{"/resources", "'limit' not allowed"}},
@@ -270,6 +280,8 @@ func TestTemplateRejectsBadCombinations(t *testing.T) {
 		"replicas without leader election": {[]string{"--set", "replicas=2,leaderElection.enabled=false"}, "replicas > 1 needs leaderElection.enabled=true"},
 		"Gargantua's lease":                {[]string{"--set", "leaderElection.leaseName=controller-manager"}, "must not be controller-manager"},
 		"ServiceMonitor without metrics":   {[]string{"--set", "metrics.serviceMonitor.enabled=true"}, "needs metrics.enabled=true"},
+		"zero configErrorGrace":            {[]string{"--set", "configErrorGrace=0s"}, "configErrorGrace must be more than zero"},
+		"zero configErrorGrace, spelt out": {[]string{"--set", "configErrorGrace=0h0m0.0s"}, "configErrorGrace must be more than zero"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -357,6 +369,9 @@ func TestContainerArgs(t *testing.T) {
 			"--log-format=text",
 			"--boot-resync=1s",
 			"--active-resync=1m",
+			"--ssh-port=22",
+			"--delete-tainted=true",
+			"--config-error-grace=5m",
 			"--metrics-addr=", // metrics and probes off: no listener
 		}
 		if !slices.Equal(c.Args, want) {
@@ -384,6 +399,27 @@ func TestContainerArgs(t *testing.T) {
 	}
 	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("without leader election the strategy must be Recreate, got %q", d.Spec.Strategy.Type)
+	}
+
+	// The reachability check's port, keeping tainted VMs and the config grace, each
+	// passed once with its value.
+	var r appsv1.Deployment
+	only(t, render(t, release, "team-a", "--set", "reachability.sshPort=2022,deleteTaintedVMs=false,configErrorGrace=1h30m"), "Deployment").into(t, &r)
+	args = controller(t, &r).Args
+	for flag, want := range map[string]string{
+		"--ssh-port":           "--ssh-port=2022",
+		"--delete-tainted":     "--delete-tainted=false",
+		"--config-error-grace": "--config-error-grace=1h30m",
+	} {
+		n := 0
+		for _, a := range args {
+			if strings.HasPrefix(a, flag+"=") {
+				n++
+			}
+		}
+		if n != 1 || !slices.Contains(args, want) {
+			t.Errorf("args %q: want %q exactly once", args, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package chart
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -215,7 +217,7 @@ func TestTwoReleasesOnARealAPIServer(t *testing.T) {
 	}
 
 	t.Run("access reviews", func(t *testing.T) {
-		for _, g := range wantGrants() {
+		for _, g := range wantGrants(true) { // the default deleteTaintedVMs: true
 			if !canI(t, asSA, nsA, g) {
 				t.Errorf("%s in its own namespace: denied, want allowed", g)
 			}
@@ -228,7 +230,7 @@ func TestTwoReleasesOnARealAPIServer(t *testing.T) {
 		}
 		denied := []grant{
 			{"hobbyfarm.io", "virtualmachines", "create"},
-			{"hobbyfarm.io", "virtualmachines", "delete"},
+			{"hobbyfarm.io", "virtualmachines", "deletecollection"},
 			{"hobbyfarm.io", "environments", "update"},
 			{"hobbyfarm.io", "virtualmachinetemplates", "patch"},
 			{"", "pods", "list"},
@@ -289,6 +291,20 @@ func TestTwoReleasesOnARealAPIServer(t *testing.T) {
 				return asSA.CoreV1().Secrets(nsA).Delete(ctx, made.Name, metav1.DeleteOptions{})
 			},
 			"list leases": func() error { _, err := asSA.CoordinationV1().Leases(nsA).List(ctx, metav1.ListOptions{}); return err },
+			// As the controller deletes a tainted VM: conditional on the copy it checked.
+			"delete a VM with preconditions": func() error {
+				vm := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "hobbyfarm.io/v1", "kind": "VirtualMachine",
+					"metadata": map[string]any{"generateName": "rbac-check-"},
+				}}
+				made, err := ap.dyn.Resource(vmGVR).Namespace(nsA).Create(ctx, vm, metav1.CreateOptions{})
+				if err != nil {
+					return fmt.Errorf("create the VM as admin: %w", err)
+				}
+				uid, rv := made.GetUID(), made.GetResourceVersion()
+				return dynSA.Resource(vmGVR).Namespace(nsA).Delete(ctx, made.GetName(),
+					metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+			},
 		}
 		for name, call := range allowed {
 			if err := call(); err != nil {

@@ -32,10 +32,15 @@ func grants(group string, resources []string, verbs ...string) []grant {
 var crud = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
 // wantGrants is everything the controller may do in its namespace, and nothing more.
-func wantGrants() []grant {
+// deleteTainted is the value deleteTaintedVMs: only then does it delete VMs (those
+// Gargantua tainted, so their droplets stop billing).
+func wantGrants(deleteTainted bool) []grant {
 	var gs []grant
 	add := func(more []grant) { gs = append(gs, more...) }
 	add(grants("hobbyfarm.io", []string{"virtualmachines"}, "get", "list", "watch", "update", "patch"))
+	if deleteTainted {
+		add(grants("hobbyfarm.io", []string{"virtualmachines"}, "delete"))
+	}
 	add(grants("hobbyfarm.io", []string{"virtualmachines/status"}, "get", "update", "patch"))
 	add(grants("hobbyfarm.io", []string{"environments", "virtualmachinetemplates"}, "get", "list", "watch"))
 	add(grants("", []string{"secrets"}, crud...))
@@ -72,17 +77,21 @@ func roleGrants(t *testing.T, role *rbacv1.Role) map[grant]bool {
 }
 
 func TestRoleGrantsExactlyWhatTheControllerNeeds(t *testing.T) {
-	for name, args := range map[string][]string{
-		"defaults":   nil,
-		"all values": {"-f", testdata(t, "all-values.yaml")},
+	for name, tc := range map[string]struct {
+		args          []string
+		deleteTainted bool
+	}{
+		"defaults":         {nil, true},
+		"all values":       {[]string{"-f", testdata(t, "all-values.yaml")}, false}, // deleteTaintedVMs: false
+		"keep tainted VMs": {[]string{"--set", "deleteTaintedVMs=false"}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ms := render(t, "hf-provisioner-digitalocean", "team-a", args...)
+			ms := render(t, "hf-provisioner-digitalocean", "team-a", tc.args...)
 			var role rbacv1.Role
 			only(t, ms, "Role").into(t, &role)
 			got := roleGrants(t, &role)
 			want := map[grant]bool{}
-			for _, g := range wantGrants() {
+			for _, g := range wantGrants(tc.deleteTainted) {
 				want[g] = true
 			}
 			var missing, extra []string

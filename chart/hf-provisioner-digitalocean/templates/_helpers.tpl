@@ -83,4 +83,7 @@ Combinations of values that the schema cannot express; fails rendering with a cl
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
 {{- fail "metrics.serviceMonitor.enabled=true needs metrics.enabled=true" -}}
 {{- end -}}
+{{- if regexMatch "^(0+(\\.0+)?(ns|us|µs|ms|s|m|h))+$" (toString .Values.configErrorGrace) -}}
+{{- fail "configErrorGrace must be more than zero: the controller refuses --config-error-grace=0" -}}
+{{- end -}}
 {{- end -}}
