@@ -10,6 +10,8 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A droplet DigitalOcean reports active, whose sshd is not up yet, keeps
@@ -20,7 +22,7 @@ func TestRunningWaitsForSSH(t *testing.T) {
 	w.createVM("vm-1", env, "ubuntu")
 
 	w.eventually(30*time.Second, "droplet active, login refused", func() string {
-		d := w.droplet("vm-1")
+		d := w.dropletOrEmpty("vm-1")
 		if !v1alpha1.Ready.IsTrue(d) || v1alpha1.Reachable.GetReason(d) != sshprobe.ReasonUnreachable {
 			return fmt.Sprintf("Ready=%s Reachable=%s/%s", v1alpha1.Ready.GetStatus(d), v1alpha1.Reachable.GetStatus(d), v1alpha1.Reachable.GetReason(d))
 		}
@@ -59,7 +61,7 @@ func TestRefusedKeyEndsInErrorAfterReadyTimeout(t *testing.T) {
 	w.createVM("vm-1", env, "ubuntu")
 
 	w.eventually(30*time.Second, "key refusal on the Droplet", func() string {
-		d := w.droplet("vm-1")
+		d := w.dropletOrEmpty("vm-1")
 		if v1alpha1.Reachable.GetReason(d) != sshprobe.ReasonKeyRefused {
 			return fmt.Sprintf("Reachable=%s/%s %s", v1alpha1.Reachable.GetStatus(d), v1alpha1.Reachable.GetReason(d), v1alpha1.Reachable.GetMessage(d))
 		}
@@ -98,7 +100,7 @@ func TestCloudInitReadyCheck(t *testing.T) {
 
 	for _, name := range []string{"vm-ok", "vm-bad"} {
 		w.eventually(30*time.Second, name+" waits for cloud-init", func() string {
-			d := w.droplet(name)
+			d := w.dropletOrEmpty(name)
 			if v1alpha1.Reachable.GetReason(d) != sshprobe.ReasonCloudInitRunning {
 				return fmt.Sprintf("Reachable=%s/%s", v1alpha1.Reachable.GetStatus(d), v1alpha1.Reachable.GetReason(d))
 			}
@@ -143,4 +145,17 @@ func TestReadyCheckNone(t *testing.T) {
 	if d := w.droplet("vm-1"); v1alpha1.Reachable.GetReason(d) != "NotChecked" {
 		t.Errorf("Reachable reason %q, want NotChecked", v1alpha1.Reachable.GetReason(d))
 	}
+}
+
+// dropletOrEmpty is the VM's Droplet, or an empty one while there is none.
+func (w *world) dropletOrEmpty(name string) *v1alpha1.Droplet {
+	w.t.Helper()
+	d, err := w.droplets.Get(w.ns, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &v1alpha1.Droplet{}
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return d
 }

@@ -68,11 +68,12 @@ func firstKeyRef(d *v1alpha1.Droplet) string {
 }
 
 // since is when cond last changed status (its last update where no
-// transition time was recorded).
+// transition time was recorded). Conditions are stamped to the second:
+// counting from the end of that second never cuts a grace period short.
 func since(obj interface{}, cond condition.Cond) time.Time {
 	for _, ts := range []string{events.LastTransition(obj, cond), cond.GetLastUpdated(obj)} {
 		if t, err := time.Parse(time.RFC3339, ts); err == nil {
-			return t
+			return t.Add(time.Second)
 		}
 	}
 	return time.Now()
