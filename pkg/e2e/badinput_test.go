@@ -149,9 +149,18 @@ func runBadInput(t *testing.T, c badInput) {
 	if !c.doWrites && len(w.do.Droplets(testToken))+len(w.do.Keys(testToken)) > 0 {
 		t.Errorf("DigitalOcean objects created for bad input")
 	}
-	if vm := w.vm("bad"); vm.Status.Status != hfv1.VmStatusRFP {
-		t.Errorf("VM status %q, want it left readyforprovisioning", vm.Status.Status)
+	// A config error waits for its grace period; DigitalOcean's refusal
+	// needs someone to act, and the user is told at once.
+	want := hfv1.VmStatusRFP
+	if c.cond == v1alpha1.Created {
+		want = errorStatus
 	}
+	w.eventually(10*time.Second, "VM status "+string(want), func() string {
+		if vm := w.vm("bad"); vm.Status.Status != want {
+			return fmt.Sprintf("VM status %q", vm.Status.Status)
+		}
+		return ""
+	})
 
 	// Fixing the Environment provisions the VM.
 	fixed := gargantuasim.Environment(w.ns, envName, validSpecifics, map[string]map[string]string{
