@@ -53,6 +53,8 @@ func TestInvalidFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"--namespace", "hf", "--workers", "0"}, "--workers"},
 		{[]string{"--namespace", "hf", "--log-format", "xml"}, "--log-format"},
 		{[]string{"--namespace", "hf", "--lease-name", "controller-manager"}, "--lease-name"},
+		{[]string{"--namespace", "hf", "--ssh-port", "0"}, "--ssh-port"},
+		{[]string{"--namespace", "hf", "--config-error-grace", "0s"}, "--config-error-grace"},
 	} {
 		var stderr bytes.Buffer
 		cmd := controllerCommand(t, c.args...)
