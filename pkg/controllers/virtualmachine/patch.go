@@ -184,7 +184,7 @@ func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, failure string)
 				status[field] = pair[1]
 			}
 		}
-		if vm.Labels[readyLabel] != "true" {
+		if vm.Labels[readyLabel] != "true" && !vm.Status.Tainted { // a tainted VM is on its way out
 			labels[readyLabel] = "true"
 		}
 	}
