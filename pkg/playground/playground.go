@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 )
 
 // Fixed names, so that the printed hints are the same on every run.
@@ -20,6 +22,10 @@ const (
 	Image        = "ubuntu-22-04-x64"
 	Size         = "s-1vcpu-1gb"
 	Region       = "nyc1"
+	// VMSetName is the scheduled event's VM set of the static path; its VMs
+	// are named VMSetName-<random>.
+	VMSetName = "pg-set"
+	EventName = "pg-event"
 )
 
 // Timeouts of the steps that wait on the controller.
@@ -35,6 +41,14 @@ type Options struct {
 	VMs       int           // default 3
 	BootDelay time.Duration // how long a fake droplet stays "new"; default 3s
 	Keep      bool          // keep the temp dir (kubeconfig, logs, etcd data)
+	// Gargantua is the Gargantua version played. V1_0 (the zero value, the
+	// go.mod version) makes on-demand VMs (the claim path); V3_0 and V3_3
+	// make a scheduled event's VM set of static VMs and run the simulated
+	// Gargantua's reactive loops.
+	Gargantua gargantuasim.Version
+	// StatePath, if set, is where the state file for the session commands
+	// is written once the VMs exist; it is removed when Run stops.
+	StatePath string
 	// BaseDir is where the temp dir is made; default the system temp dir.
 	BaseDir string
 	// Abort, once closed, cuts cleanup short (a second Ctrl-C).
@@ -86,15 +100,34 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := p.writeState(); err != nil {
+		return err
+	}
 	if err := p.showReady(ctx, names); err != nil {
 		if err := p.unlessInterrupted(ctx, err); err != nil {
 			return err
 		}
-	} else {
-		<-ctx.Done()
-		fmt.Fprintln(out)
+	} else if err := p.follow(ctx); err != nil {
+		return err
 	}
-	return p.deleteVMs(names)
+	return p.deleteVMs()
+}
+
+// static reports whether the playground plays the VM set (static VM) path.
+func (p *playground) static() bool { return p.opts.Gargantua >= gargantuasim.V3_0 }
+
+// describeGargantua is the one or two lines saying which Gargantua is played.
+func describeGargantua(v gargantuasim.Version) string {
+	switch v {
+	case gargantuasim.V1_0:
+		return "playing Gargantua v1.0 (the go.mod version): on-demand VMs, each made for a user's claim as a session starts"
+	case gargantuasim.V3_0:
+		return "playing Gargantua v3.0 (v3.0.1-rc0): a scheduled event's VM set of static VMs, made before any user;\n" +
+			"a session binds a free one, and once ended the provisioner deletes it and the set makes a replacement"
+	default:
+		return "playing Gargantua " + v.String() + " (v3.1 to v3.3.x): a scheduled event's VM set of static VMs, made before any user;\n" +
+			"a session binds a free one, and once ended Gargantua and the provisioner delete it and the set makes a replacement"
+	}
 }
 
 // showReady waits for the VMs and prints the hints.
@@ -107,6 +140,10 @@ func (p *playground) showReady(ctx context.Context, names []string) error {
 	}
 	if p.opts.OnReady != nil {
 		p.opts.OnReady()
+	}
+	if p.opts.StatePath != "" {
+		fmt.Fprintf(p.out, "\nstart a user session: scripts/playground session start --user alice\n")
+		fmt.Fprintf(p.out, "end it:               scripts/playground session end <vm-or-session>\n")
 	}
 	fmt.Fprintln(p.out, "\npress Ctrl-C to delete the VMs and stop")
 	return nil

@@ -34,6 +34,12 @@ type playground struct {
 	hf       *gargantuasim.Clients
 	droplets provcontrollers.DropletClient
 	hfEnv    *hfv1.Environment
+	garg     *gargantuasim.Gargantua
+
+	stopGargantua context.CancelFunc
+	gargantuaDone chan struct{} // closed when Gargantua.Run returned
+	gargantuaErr  error         // valid once gargantuaDone is closed
+	stateWritten  bool
 
 	stopController context.CancelFunc
 	controllerDone chan struct{} // closed when app.Run returned
@@ -75,7 +81,33 @@ func (p *playground) start(ctx context.Context) error {
 	if err := p.createObjects(); err != nil {
 		return err
 	}
-	return p.startController(ctx)
+	if err := p.startController(ctx); err != nil {
+		return err
+	}
+	return p.startGargantua()
+}
+
+// startGargantua runs the simulated Gargantua's reactive loops (VM set
+// controller; for v3.3 also its terraform service) on the static path. Like
+// the controller it outlives Ctrl-C: teardown needs it to release the VM
+// set's finalizer.
+func (p *playground) startGargantua() error {
+	fmt.Fprintln(p.out, describeGargantua(p.opts.Gargantua))
+	if !p.static() {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopGargantua, p.gargantuaDone = cancel, make(chan struct{})
+	go func() {
+		defer close(p.gargantuaDone)
+		p.gargantuaErr = p.garg.Run(ctx)
+	}()
+	loops := "VM set controller"
+	if p.opts.Gargantua >= gargantuasim.V3_3 {
+		loops += ", terraform service"
+	}
+	fmt.Fprintf(p.out, "Gargantua %s running (%s)\n", p.opts.Gargantua, loops)
+	return nil
 }
 
 // createObjects writes what an operator sets up before any VM exists.
@@ -89,9 +121,10 @@ func (p *playground) createObjects() error {
 	if err != nil {
 		return err
 	}
-	if p.hf, err = gargantuasim.NewClients(cfg); err != nil {
+	if p.garg, err = gargantuasim.New(cfg, Namespace, p.opts.Gargantua); err != nil {
 		return err
 	}
+	p.hf = p.garg.Clients
 	prov, err := provisioning.NewFactoryFromConfig(cfg)
 	if err != nil {
 		return err
@@ -136,20 +169,61 @@ func (p *playground) startController(ctx context.Context) error {
 	}
 }
 
-// controllerExited reports the controller's error if it stopped on its own.
+// controllerExited reports the controller's (or the simulated Gargantua's)
+// error if it stopped on its own.
 func (p *playground) controllerExited() error {
 	select {
 	case <-p.controllerDone:
 		return fmt.Errorf("controller exited: %v (log: %s)", p.controllerErr, p.logPath)
 	default:
+	}
+	if p.gargantuaDone == nil {
 		return nil
 	}
+	select {
+	case <-p.gargantuaDone:
+		return fmt.Errorf("simulated Gargantua exited: %v", p.gargantuaErr)
+	default:
+		return nil
+	}
+}
+
+// writeState writes the state file the session commands read.
+func (p *playground) writeState() error {
+	if p.opts.StatePath == "" {
+		return nil
+	}
+	s := State{
+		PID: os.Getpid(), Kubeconfig: p.env.KubeconfigPath, Namespace: Namespace, Gargantua: p.opts.Gargantua,
+		Environment: EnvName, Template: TemplateName, Dir: p.dir, SSHPort: p.do.SSHPort(),
+	}
+	if p.static() {
+		s.VMSet = VMSetName
+	}
+	if err := writeState(p.opts.StatePath, s); err != nil {
+		return fmt.Errorf("writing state file: %w", err)
+	}
+	p.stateWritten = true
+	return nil
 }
 
 // teardown stops dependents first (controller, then the fake, then the
 // control plane). After a failure the temp dir stays for its logs.
 func (p *playground) teardown(failed bool) error {
 	var errs []error
+	if p.stateWritten {
+		errs = append(errs, removeState(p.opts.StatePath))
+	}
+	if p.stopGargantua != nil {
+		p.stopGargantua()
+		select {
+		case <-p.gargantuaDone:
+			errs = append(errs, p.gargantuaErr)
+		case <-time.After(10 * time.Second):
+			errs = append(errs, errors.New("simulated Gargantua did not stop within 10s"))
+		}
+		fmt.Fprintln(p.out, "Gargantua stopped")
+	}
 	if p.stopController != nil {
 		p.stopController()
 		select {
