@@ -55,6 +55,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			strings.Join(flags, ", ")))
 	}
 
+	if slices.Contains(cfg.Paths, PathVMSet) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("vmset path: the flood is one VirtualMachineSet made by Gargantua %s's VM set controller, one VM at a time (-create-concurrency does not apply to it)", cfg.GargantuaVersion))
+	}
 	if cfg.Unlimited {
 		rep.Warnings = append(rep.Warnings, "DigitalOcean rate limits off (-no-rate-limits): this run measures what Kubernetes alone allows, not the targets")
 	}
@@ -73,19 +76,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	for _, n := range cfg.Ns {
 		for _, mode := range cfg.Modes {
-			s := &scenario{cfg: &cfg, env: env, bin: bin, missing: missing, mode: mode, n: n}
-			res, err := s.run(ctx)
-			if err != nil {
-				// Measured so far, but not complete: a target it feeds fails.
-				res.Notes = append(res.Notes, fmt.Sprintf("aborted: %v (logs in %s)", err, s.dir))
-				res.Aborted = true
+			for _, v := range cfg.variants() {
+				s := &scenario{cfg: &cfg, env: env, bin: bin, missing: missing, mode: mode, n: n, variant: v}
+				res, err := s.run(ctx)
+				if err != nil {
+					// Measured so far, but not complete: a target it feeds fails.
+					res.Notes = append(res.Notes, fmt.Sprintf("aborted: %v (logs in %s)", err, s.dir))
+					res.Aborted = true
+				}
+				rep.Results = append(rep.Results, res)
+				if ctx.Err() != nil {
+					rep.Targets = Evaluate(rep.Results)
+					return rep, fmt.Errorf("%s at N=%d: %w", mode, n, ctx.Err())
+				}
+				rep.LoadAverages = append(rep.LoadAverages, loadAverage())
 			}
-			rep.Results = append(rep.Results, res)
-			if ctx.Err() != nil {
-				rep.Targets = Evaluate(rep.Results)
-				return rep, fmt.Errorf("%s at N=%d: %w", mode, n, ctx.Err())
-			}
-			rep.LoadAverages = append(rep.LoadAverages, loadAverage())
 		}
 	}
 	rep.Targets = Evaluate(rep.Results)

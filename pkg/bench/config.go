@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 )
 
 // Mode is how the controller is run in a scenario.
@@ -89,6 +91,18 @@ type Config struct {
 	// Unlimited turns DigitalOcean's rate limits off, in the fake and in the
 	// controller, to measure what Kubernetes alone allows (the kube floor).
 	Unlimited bool
+	// Paths are how the flood's VMs are made (claim, vmset), each run for
+	// every N and mode; empty is the claim path only. Probes always take
+	// the claim path.
+	Paths []Path
+	// ReadyChecks are Environment ready_check values, each run for every N,
+	// mode and path; empty is one run with ready_check unset (ssh).
+	ReadyChecks []string
+	// SSHDelay (simulated) is how long the fake's sshd takes to come up after
+	// a droplet turns active.
+	SSHDelay time.Duration
+	// GargantuaVersion is the Gargantua the vmset path plays.
+	GargantuaVersion gargantuasim.Version
 	// ControllerBin is a prebuilt controller; empty builds it into Dir.
 	ControllerBin string
 	// Dir keeps the logs and metrics of every scenario.
@@ -138,6 +152,9 @@ func (c *Config) validate() error {
 		if m != ModeOurs && m != ModeBaseline {
 			return fmt.Errorf("unknown mode %q (ours or baseline)", m)
 		}
+	}
+	if err := validateVariants(c); err != nil {
+		return err
 	}
 	for m, s := range c.KeyScope {
 		if s != KeyScopeVM && s != KeyScopeEnvironment {

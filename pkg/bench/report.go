@@ -17,6 +17,15 @@ type Result struct {
 	Mode     Mode   `json:"mode"`
 	N        int    `json:"n"`
 	KeyScope string `json:"key_scope"` // the ssh_key_scope in effect
+	// Path is how the flood's VMs were made (claim when empty).
+	Path Path `json:"path,omitempty"`
+	// ReadyCheck is the Environment's ready_check; empty left it unset (ssh).
+	ReadyCheck string `json:"ready_check,omitempty"`
+	// SSHDelay is the fake's sshd start-up after active, simulated seconds.
+	SSHDelay float64 `json:"ssh_delay,omitempty"`
+	// Reachable counts the flood's Droplets by their Reachable condition
+	// after the flood ("True/LoggedIn", "True/NotChecked"): which check ran.
+	Reachable map[string]int `json:"reachable,omitempty"`
 	// FloodScale is the scale (simulated s per real s) of set up, probes,
 	// flood and waiting for all running; HoldScale that of the hold, the
 	// delete of all N and the rest. Each figure is converted at the scale
@@ -268,6 +277,7 @@ func WriteTables(w io.Writer, rep *Report) {
 		}
 		writeTable(w, n, cols)
 	}
+	writeReachability(w, rep.Results)
 }
 
 func orderedNs(results []Result) []int {
@@ -296,7 +306,7 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min; scale: flood %g, hold %g)\n", n, Floor(n).Minutes(), cols[0].FloodScale, cols[0].HoldScale)
 	header := []string{""}
 	for _, c := range cols {
-		header = append(header, fmt.Sprintf("%s (keys: %s)", c.Mode, c.KeyScope))
+		header = append(header, c.label())
 	}
 	if withRatio {
 		header = append(header, "ours/baseline")

@@ -67,6 +67,7 @@ type scenario struct {
 	missing map[string]bool
 	mode    Mode
 	n       int
+	variant variant
 
 	dir, ns, token string
 	ctrlPhase      string    // the running controller's phase
@@ -74,10 +75,14 @@ type scenario struct {
 	kubeCfg        *rest.Config
 	do             *fake.Server
 	hf             *gargantuasim.Clients
-	hfEnv          *hfv1.Environment
-	droplets       provcontrollers.DropletClient
-	ctrl           *controller
-	track          *tracker
+	// garg makes the flood on the vmset path, through vmHooks.
+	garg     *gargantuasim.Gargantua
+	vmHooks  *hookedVMs
+	flood    []string // the flood's VMs, once made
+	hfEnv    *hfv1.Environment
+	droplets provcontrollers.DropletClient
+	ctrl     *controller
+	track    *tracker
 	// tl converts real to simulated time: the flood's scale until the
 	// restart between the flood and the hold, the hold's from then on.
 	tl         timeline
@@ -86,7 +91,11 @@ type scenario struct {
 }
 
 func (s *scenario) logf(format string, args ...any) {
-	fmt.Fprintf(s.cfg.Log, "%s [%s N=%d] %s\n", time.Now().Format("15:04:05"), s.mode, s.n, fmt.Sprintf(format, args...))
+	tag := fmt.Sprintf("%s N=%d", s.mode, s.n)
+	if suf := s.variant.suffix(); suf != "" {
+		tag += " " + suf
+	}
+	fmt.Fprintf(s.cfg.Log, "%s [%s] %s\n", time.Now().Format("15:04:05"), tag, fmt.Sprintf(format, args...))
 }
 
 func (s *scenario) note(format string, args ...any) {
@@ -101,7 +110,8 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 	began := time.Now()
 	s.tl = timeline{flood: timeScale(s.cfg.FloodScaleFor(s.n)), hold: timeScale(s.cfg.Scale)}
 	s.res = Result{Mode: s.mode, N: s.n, FloodScale: float64(s.tl.flood), HoldScale: float64(s.tl.hold),
-		Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan)}
+		Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan),
+		Path: s.variant.path, ReadyCheck: s.variant.readyCheck, SSHDelay: s.cfg.SSHDelay.Seconds()}
 	interrupted := ctx.Err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -127,10 +137,10 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 	}
 	s.logf("idle deletes: p95 %.2f s", s.res.DeleteIdle.P95)
 
-	flood := names("vm", s.n)
-	if err := s.runFlood(ctx, flood, probes[half:]); err != nil {
+	if err := s.runFlood(ctx, probes[half:]); err != nil {
 		return s.res, err
 	}
+	flood := s.flood
 	s.res.FloodRealSeconds = time.Since(began).Seconds()
 	if err := s.restart(ctx); err != nil {
 		return s.res, err
@@ -141,6 +151,14 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 	if s.res.Running < s.n {
 		s.floodStats(flood)
 		s.logf("after the hold: %d of %d running", s.res.Running, s.n)
+	}
+	if s.garg != nil {
+		// Gargantua deletes the set first, so its VM set controller makes
+		// no replacements; the VMs are then deleted as the garbage
+		// collector would, 20 at a time.
+		if err := s.garg.DeleteVMSet(floodSet); err != nil && !apierrors.IsNotFound(err) {
+			s.note("deleting the VM set: %v", err)
+		}
 	}
 	s.res.DeleteAll, s.res.DeleteAllMissing = s.deleteAndWait(ctx, flood)
 	if err := ctx.Err(); err != nil {
@@ -162,16 +180,21 @@ func names(prefix string, n int) []string {
 }
 
 func (s *scenario) setUp(ctx context.Context) error {
-	s.ns = fmt.Sprintf("bench-%s-%d-%s", s.mode, s.n, randomHex(3))
+	name := fmt.Sprintf("%s-%d", s.mode, s.n)
+	if suf := s.variant.suffix(); suf != "" {
+		name += "-" + suf
+	}
+	s.ns = fmt.Sprintf("bench-%s-%s", name, randomHex(3))
 	s.token = "dop_v1_bench_" + randomHex(16)
-	s.dir = filepath.Join(s.cfg.Dir, fmt.Sprintf("%s-%d", s.mode, s.n))
+	s.dir = filepath.Join(s.cfg.Dir, name)
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
 
 	c := s.cfg
 	timing := c.fakeTiming(s.tl.flood)
-	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true})
+	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true,
+		Guest: c.fakeGuest(s.tl.flood)})
 	if err := s.do.Start(); err != nil {
 		return err
 	}
@@ -181,10 +204,13 @@ func (s *scenario) setUp(ctx context.Context) error {
 	s.kubeCfg = s.env.Config()
 	s.kubeCfg.QPS, s.kubeCfg.Burst = 2000, 4000
 	s.res.KeyScope = KeyScopeVM
-	var extra map[string]string
+	extra := map[string]string{}
 	if c.KeyScope[s.mode] == KeyScopeEnvironment {
 		s.res.KeyScope = KeyScopeEnvironment
-		extra = map[string]string{keyScopeConfigKey: KeyScopeEnvironment}
+		extra[keyScopeConfigKey] = KeyScopeEnvironment
+	}
+	if s.variant.readyCheck != ReadyCheckDefault {
+		extra[readyCheckConfigKey] = s.variant.readyCheck
 	}
 	var err error
 	s.hfEnv, err = gargantuasim.CreateSetup(ctx, s.kubeCfg, gargantuasim.Setup{
@@ -200,6 +226,19 @@ func (s *scenario) setUp(ctx context.Context) error {
 	gargantuaCfg.QPS, gargantuaCfg.Burst = gargantuaQPS, gargantuaBurst
 	if s.hf, err = gargantuasim.NewClients(gargantuaCfg); err != nil {
 		return err
+	}
+	if s.variant.path == PathVMSet {
+		if s.garg, err = gargantuasim.New(gargantuaCfg, s.ns, c.GargantuaVersion); err != nil {
+			return err
+		}
+		s.vmHooks = &hookedVMs{VirtualMachineClient: s.garg.Clients.VMs}
+		s.garg.Clients.VMs = s.vmHooks
+		// Its VM set controller: releases its finalizer from deleted VMs.
+		go func() {
+			if err := s.garg.Run(ctx); err != nil {
+				s.logf("the simulated Gargantua's VM set controller: %v", err)
+			}
+		}()
 	}
 	prov, err := provisioning.NewFactoryFromConfig(s.kubeCfg)
 	if err != nil {
@@ -233,6 +272,12 @@ func (c *Config) fakeTiming(scale timeScale) fake.Timing {
 			KeyListWindow: scale.toReal(time.Minute),
 		},
 	}
+}
+
+// fakeGuest is the droplets' operating system at a scale, for the fake: sshd
+// up SSHDelay (simulated) after active.
+func (c *Config) fakeGuest(scale timeScale) fake.Guest {
+	return fake.Guest{SSHDelay: scale.toReal(c.SSHDelay)}
 }
 
 // startController starts the controller of a phase with that scale's flags,
@@ -290,6 +335,9 @@ func (s *scenario) restart(ctx context.Context) error {
 		s.note("the flood's controller took %.1f s to stop after SIGTERM (killed after 5 s)", stopped.Seconds())
 	}
 	s.do.SetTiming(s.cfg.fakeTiming(s.tl.hold))
+	if err := s.do.SetDefaultGuest(s.cfg.fakeGuest(s.tl.hold)); err != nil {
+		return err
+	}
 	s.tl.switched = time.Now()
 	if err := s.startController(ctx, phaseHold, s.tl.hold); err != nil {
 		return fmt.Errorf("starting the hold's controller: %w", err)
@@ -579,9 +627,9 @@ func (s *scenario) deleteAndWait(ctx context.Context, vms []string) (Dist, int) 
 	return Summarize(secs), len(vms) - len(secs)
 }
 
-// runFlood creates the N VMs, deletes the other half of the probes once half
-// of them exist, and waits until all run.
-func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) error {
+// runFlood creates the N VMs on the scenario's path, deletes the other half
+// of the probes once half of them exist, and waits until all run.
+func (s *scenario) runFlood(ctx context.Context, floodDeletes []string) error {
 	began := time.Now()
 	s.floodBegan = began
 	ctx, cancel := context.WithCancel(ctx)
@@ -596,8 +644,15 @@ func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) e
 		}
 		s.res.DeleteFlood, s.res.DeleteFloodMissing = s.deleteAndWait(ctx, floodDeletes)
 	}()
-	err := s.createVMs(ctx, flood, func() { close(half) })
-	s.logf("flood: %d VMs created in %.1f s real", len(flood), time.Since(began).Seconds())
+	var err error
+	if s.garg != nil {
+		s.flood, err = s.createVMSet(func() { close(half) })
+	} else {
+		s.flood = names("vm", s.n)
+		err = s.createVMs(ctx, s.flood, func() { close(half) })
+	}
+	flood := s.flood
+	s.logf("flood: %d VMs created (%s path) in %.1f s real", len(flood), s.variant.path, time.Since(began).Seconds())
 	if err != nil {
 		cancel()
 		<-deleted
@@ -617,6 +672,7 @@ func (s *scenario) runFlood(ctx context.Context, flood, floodDeletes []string) e
 		s.note("flood: %v; VMs that ran later, during the hold, are counted (the hold is then no steady state)", err)
 	}
 	s.res.Keys = len(s.do.Keys(s.token))
+	s.res.Reachable = s.reachableReasons()
 	s.logf("flood: %d of %d running after %.2f sim min (floor %.2f), p95 overhead %.2f s",
 		s.res.Running, len(flood), float64(s.res.Wall)/60, s.res.Floor/60, s.res.Overhead.P95)
 	return nil
@@ -714,7 +770,7 @@ func (s *scenario) finish(ctx context.Context, cpu0, kube0 map[string]float64) {
 	}
 
 	ids := map[int]bool{}
-	for _, v := range s.track.snapshot(append(names("probe", s.cfg.Probes), names("vm", s.n)...)) {
+	for _, v := range s.track.snapshot(append(names("probe", s.cfg.Probes), s.flood...)) {
 		for id := range v.dropletIDs {
 			ids[id] = true
 		}
@@ -754,4 +810,66 @@ func (s *scenario) controlPlaneCPU() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// floodSet names the VirtualMachineSet of the vmset path.
+const floodSet = "flood"
+
+// createVMSet makes the flood as one VirtualMachineSet of N, as a scheduled
+// event does: Gargantua's VM set controller creates its VMs one after the
+// other, each with its status write. The hooks register every VM as its
+// create returns and start its clock as its status write does; atHalf is
+// called once half of them have their status. It returns the VMs made; a VM
+// whose status write failed is noted and kept (it will not run).
+func (s *scenario) createVMSet(atHalf func()) ([]string, error) {
+	var written atomic.Int64
+	half := int64((s.n + 1) / 2)
+	s.vmHooks.created = func(vm *hfv1.VirtualMachine, _ time.Time) { s.track.add(vm.Name) }
+	s.vmHooks.statusWritten = func(vm *hfv1.VirtualMachine, at time.Time) {
+		first := false
+		s.track.set(vm.Name, func(v *vmTimes) {
+			if v.ready.IsZero() {
+				v.ready, first = at, true
+			}
+		})
+		if first && written.Add(1) == half {
+			atHalf()
+		}
+	}
+	vms, err := s.garg.CreateVMSet(floodSet, envName, template, s.n, "bench")
+	out := make([]string, 0, len(vms))
+	for _, vm := range vms {
+		out = append(out, vm.Name)
+	}
+	if err != nil && len(vms) > 0 {
+		s.note("VM set: %d of %d VMs made: %v", len(vms), s.n, err)
+		err = nil
+	}
+	if err == nil && int64(len(vms)) < half {
+		atHalf() // never reached: let the in-flood deletes go
+	}
+	return out, err
+}
+
+// reachableReasons counts the namespace's Droplets by their Reachable
+// condition, as status/reason; a Droplet without it counts as "none".
+func (s *scenario) reachableReasons() map[string]int {
+	list, err := s.droplets.List(s.ns, metav1.ListOptions{})
+	if err != nil {
+		s.note("listing Droplets: %v", err)
+		return nil
+	}
+	out := map[string]int{}
+	for i := range list.Items {
+		out[reachableKey(&list.Items[i])]++
+	}
+	return out
+}
+
+func reachableKey(d *v1alpha1.Droplet) string {
+	c := condition.Cond(v1alpha1.Reachable)
+	if st := c.GetStatus(d); st != "" {
+		return st + "/" + c.GetReason(d)
+	}
+	return "none"
 }

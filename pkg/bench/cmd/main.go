@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/bench"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 	"github.com/sirupsen/logrus"
 )
 
@@ -38,10 +39,31 @@ func run() int {
 	probes := flag.Int("probes", bench.DefaultProbes, "VMs made before the flood to time deletions (half idle, half in the flood)")
 	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default")
 	unlimited := flag.Bool("no-rate-limits", false, "turn DigitalOcean's rate limits off to measure what Kubernetes alone allows")
+	paths := flag.String("path", "claim",
+		"how the flood's VMs are made, comma-separated, each run for every N and mode: claim (Gargantua's claim path, one VM at a time) or vmset (one VirtualMachineSet of N, made by Gargantua's VM set controller)")
+	readyChecks := flag.String("ready-checks", "",
+		"Environment ready_check values, comma-separated, each run for every N, mode and path: ssh, cloud-init, none, or default (unset: ssh); empty is default only")
+	sshDelay := flag.Duration("ssh-delay", 0, "simulated time the fake's sshd takes to come up after a droplet turns active")
+	gargantuaVersion := flag.String("gargantua-version", "v3.0",
+		"the Gargantua the vmset path plays: v3.0 (v3.0.1-rc0) or v3.3 (v3.1-v3.3.x); v1.0, the go.mod version, labels no VM set VM for a provisioner")
+	reachability := flag.Bool("reachability", false,
+		"compare ready_check none with ssh (the reachability check's cost); unless given, also -n 100 -modes ours -hold 0 -probes 2")
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
 	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
 	flag.Parse()
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *reachability {
+		defaults := map[string]string{"n": "100", "modes": "ours", "hold": "0", "probes": "2", "ready-checks": "none,ssh"}
+		for name, value := range defaults {
+			if !given[name] {
+				if err := flag.Set(name, value); err != nil {
+					return usage("-reachability: %v", err)
+				}
+			}
+		}
+	}
 	logrus.SetLevel(logrus.WarnLevel) // the VM informer's start and stop lines are noise here
 
 	cfg := bench.Config{Scale: *scale, Hold: *hold, CreateConcurrency: *createConc, DeleteConcurrency: *deleteConc, Probes: *probes,
@@ -58,6 +80,19 @@ func run() int {
 	}
 	if cfg.KeyScope, err = parseKeyScope(*keyScope); err != nil {
 		return usage("-key-scope: %v", err)
+	}
+	for _, p := range splitList(*paths) {
+		cfg.Paths = append(cfg.Paths, bench.Path(p))
+	}
+	for _, rc := range splitList(*readyChecks) {
+		if rc == "default" {
+			rc = bench.ReadyCheckDefault
+		}
+		cfg.ReadyChecks = append(cfg.ReadyChecks, rc)
+	}
+	cfg.SSHDelay = *sshDelay
+	if cfg.GargantuaVersion, err = gargantuasim.ParseVersion(*gargantuaVersion); err != nil {
+		return usage("-gargantua-version: %v", err)
 	}
 	if cfg.Dir == "" {
 		if cfg.Dir, err = os.MkdirTemp("", "hf-bench-"); err != nil {
