@@ -61,6 +61,9 @@ func (h *handler) release(_ string, s *corev1.Secret) (*corev1.Secret, error) {
 		return s, nil
 	}
 	log := logrus.WithField("secret", s.Name)
+	if vm := s.Labels["hobbyfarm.io/virtualmachine"]; vm != "" {
+		log = log.WithField("vm", vm) // a shared one belongs to an Environment
+	}
 	if user, err := h.user(s); err != nil || user != "" {
 		if user != "" {
 			log.WithField("user", user).Debug("token Secret deleted; kept until the Droplets and Keys that read it are cleaned up")
