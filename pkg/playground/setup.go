@@ -215,24 +215,10 @@ func (p *playground) teardown(failed bool) error {
 		errs = append(errs, removeState(p.opts.StatePath))
 	}
 	if p.stopGargantua != nil {
-		p.stopGargantua()
-		select {
-		case <-p.gargantuaDone:
-			errs = append(errs, p.gargantuaErr)
-		case <-time.After(10 * time.Second):
-			errs = append(errs, errors.New("simulated Gargantua did not stop within 10s"))
-		}
-		fmt.Fprintln(p.out, "Gargantua stopped")
+		errs = append(errs, p.stopAndWait("simulated Gargantua", p.stopGargantua, p.gargantuaDone, &p.gargantuaErr))
 	}
 	if p.stopController != nil {
-		p.stopController()
-		select {
-		case <-p.controllerDone:
-			errs = append(errs, p.controllerErr)
-		case <-time.After(10 * time.Second):
-			errs = append(errs, errors.New("controller did not stop within 10s"))
-		}
-		fmt.Fprintln(p.out, "controller stopped")
+		errs = append(errs, p.stopAndWait("controller", p.stopController, p.controllerDone, &p.controllerErr))
 	}
 	if p.do != nil {
 		p.do.Close()
@@ -255,4 +241,17 @@ func (p *playground) teardown(failed bool) error {
 		fmt.Fprintf(p.out, "removed %s\n", p.dir)
 	}
 	return errors.Join(errs...)
+}
+
+// stopAndWait stops what runs in the background and returns its error,
+// which is only read once done is closed.
+func (p *playground) stopAndWait(what string, stop func(), done <-chan struct{}, result *error) error {
+	stop()
+	defer fmt.Fprintln(p.out, what+" stopped")
+	select {
+	case <-done:
+		return *result
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s did not stop within 10s", what)
+	}
 }
