@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -73,7 +73,7 @@ func TestStaticPathSessionsAndTeardown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	statePath := filepath.Join(t.TempDir(), "state.json")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	var res Result
 	ready := make(chan struct{})
 	done := make(chan error, 1)
@@ -236,22 +236,4 @@ func TestSessionCommandsWithoutPlaygroundFail(t *testing.T) {
 	if !errors.Is(err, ErrNoPlayground) || !strings.Contains(err.Error(), "stale") {
 		t.Errorf("end with a stale state file: %v, want ErrNoPlayground saying stale", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for Run's goroutine and the test's.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
