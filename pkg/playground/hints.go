@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,15 +32,15 @@ func (p *playground) printHints(vmName string) error {
 	if !ok {
 		return fmt.Errorf("fake droplet %d of %s serves no SSH", droplet.Status.DropletID, vmName)
 	}
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
 	}
-	user := vm.Spec.SshUsername
-	if user == "" {
-		user = "root"
+	sshPort, err := strconv.Atoi(port)
+	if err != nil {
+		return err
 	}
-
+	user := sshUser(vm)
 	hostname, err := sshHostname(addr, user, privateKey, p.do.HostPublicKey())
 	if err != nil {
 		return fmt.Errorf("ssh into %s (%s): %w", vmName, addr, err)
@@ -49,8 +48,8 @@ func (p *playground) printHints(vmName string) error {
 	if hostname != vm.Status.Hostname {
 		return fmt.Errorf("ssh into %s answered hostname %q, VM status says %q", vmName, hostname, vm.Status.Hostname)
 	}
-	keyFile := filepath.Join(p.dir, vmName+".key")
-	if err := os.WriteFile(keyFile, privateKey, 0o600); err != nil {
+	command, err := sshArgs(State{Namespace: Namespace, Dir: p.dir, SSHPort: sshPort}, p.garg, vm, []string{"hostname"})
+	if err != nil {
 		return err
 	}
 
@@ -58,8 +57,7 @@ func (p *playground) printHints(vmName string) error {
 	// Not "vm": the HobbyFarm CRDs have no short names.
 	fmt.Fprintf(p.out, "kubectl get virtualmachines,droplets,keys -n %s\n", Namespace)
 	fmt.Fprintf(p.out, "controller log: %s\n", p.logPath)
-	fmt.Fprintf(p.out, "ssh -i %s -p %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null %s@%s hostname\n",
-		keyFile, port, user, host)
+	fmt.Fprintln(p.out, ShellLine(command))
 	fmt.Fprintf(p.out, "verified: ssh login works (%s@%s answered hostname %s)\n", user, addr, hostname)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 )
 
@@ -46,8 +47,9 @@ type Options struct {
 	// make a scheduled event's VM set of static VMs and run the simulated
 	// Gargantua's reactive loops.
 	Gargantua gargantuasim.Version
-	// StatePath, if set, is where the state file for the session commands
-	// is written once the VMs exist; it is removed when Run stops.
+	// StatePath, if set, is where the state file for the helper commands
+	// (session, vm, ssh) is written once the VMs exist; it is removed when
+	// Run stops.
 	StatePath string
 	// BaseDir is where the temp dir is made; default the system temp dir.
 	BaseDir string
@@ -57,6 +59,10 @@ type Options struct {
 	OnReady func()
 	// Result, if set, is filled in before Run returns.
 	Result *Result
+
+	// cleanupFaults, if set, is what goes wrong at the fake once cleanup
+	// starts (tests of a cleanup that cannot finish).
+	cleanupFaults *fake.Faults
 }
 
 // Result is what a run leaves behind, for callers that check cleanup.
@@ -110,6 +116,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	} else if err := p.follow(ctx); err != nil {
 		return err
 	}
+	if p.opts.cleanupFaults != nil {
+		p.do.SetFaults(*p.opts.cleanupFaults)
+	}
 	return p.deleteVMs()
 }
 
@@ -142,8 +151,15 @@ func (p *playground) showReady(ctx context.Context, names []string) error {
 		p.opts.OnReady()
 	}
 	if p.opts.StatePath != "" {
-		fmt.Fprintf(p.out, "\nstart a user session: scripts/playground session start --user alice\n")
-		fmt.Fprintf(p.out, "end it:               scripts/playground session end <vm-or-session>\n")
+		fmt.Fprintln(p.out, "\nlog in to each VM (the fake droplet answers hostname, echo, cloud-init status; it is no real shell):")
+		for _, name := range names {
+			p.printSSHHint(name)
+		}
+		fmt.Fprintf(p.out, "\nadd a VM as Gargantua does: scripts/playground vm add [--template T] [--count N]\n")
+		fmt.Fprintf(p.out, "list, delete VMs:           scripts/playground vm list, scripts/playground vm delete <vm>\n")
+		fmt.Fprintf(p.out, "start a user session:       scripts/playground session start --user alice\n")
+		fmt.Fprintf(p.out, "end it:                     scripts/playground session end <vm-or-session>\n")
+		fmt.Fprintf(p.out, "all commands:               scripts/playground --help\n")
 	}
 	fmt.Fprintln(p.out, "\npress Ctrl-C to delete the VMs and stop")
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -235,5 +236,41 @@ func TestSessionCommandsWithoutPlaygroundFail(t *testing.T) {
 	err := EndSession(context.Background(), stale, "pg-set-1", io.Discard)
 	if !errors.Is(err, ErrNoPlayground) || !strings.Contains(err.Error(), "stale") {
 		t.Errorf("end with a stale state file: %v, want ErrNoPlayground saying stale", err)
+	}
+}
+
+// TestAbortedCleanupNamesWhatRemains makes DigitalOcean refuse deletes and
+// cuts cleanup short, as a second Ctrl-C does, and checks that the error
+// names each thing left behind.
+func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	abort := make(chan struct{})
+	var out testutil.SyncBuffer
+	refuse := fake.FaultRule{ErrorRate: 1}
+	err := Run(ctx, Options{
+		VMs: 1, BootDelay: 300 * time.Millisecond, BaseDir: t.TempDir(), Abort: abort,
+		OnReady: func() { close(abort); cancel() },
+		cleanupFaults: &fake.Faults{Rules: map[string]fake.FaultRule{
+			fake.RouteDeleteDroplet: refuse, fake.RouteDeleteDropletsByTag: refuse, fake.RouteDeleteKey: refuse}},
+	}, io.MultiWriter(&out, testWriter{t}))
+	if err == nil {
+		t.Fatal("Run succeeded although cleanup was aborted at once")
+	}
+	t.Log(err)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`^cleanup aborted after [\d.]+s; left behind:\n`),
+		regexp.MustCompile(`(?m)^  VMs \(1\): pg-vm-1 \(finalizers \[\S+`),
+		regexp.MustCompile(`(?m)^  Droplet objects \(1\): pg-vm-1 \(droplet \d+, finalizers `),
+		regexp.MustCompile(`(?m)^  Key objects \(1\): \S+ \(finalizers `),
+		regexp.MustCompile(`(?m)^  fake DigitalOcean droplets \(1\): pg-vm-1 \(id \d+, \w+\)$`),
+		regexp.MustCompile(`(?m)^  fake DigitalOcean keys \(1\): \S+ \(id \d+\)$`),
+	} {
+		if !want.MatchString(err.Error()) {
+			t.Errorf("error lacks %s", want)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^deleting VM pg-vm-1$`).MatchString(out.String()) {
+		t.Error("shutdown did not name the VM it deleted")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -20,7 +18,7 @@ import (
 // sessionLabel is the claim label Gargantua gives a claim's session.
 const sessionLabel = "hobbyfarm.io/session"
 
-// sessionTimeout bounds how long the session commands wait on the playground.
+// sessionTimeout bounds how long the helper commands wait on the playground.
 const sessionTimeout = 2 * time.Minute
 
 // SessionInfo is a session started by StartSession.
@@ -103,7 +101,7 @@ func waitVMRunning(ctx context.Context, g *gargantuasim.Gargantua, namespace, na
 		if err != nil {
 			return false, err
 		}
-		return vm.Status.Status == hfv1.VmStatusRunning && vm.Status.PublicIP != "", nil
+		return isRunning(vm), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("waiting for VM %s to run: %w", name, err)
@@ -111,22 +109,28 @@ func waitVMRunning(ctx context.Context, g *gargantuasim.Gargantua, namespace, na
 	return vm, nil
 }
 
-// printSSH writes the VM's key into the playground's dir and prints an ssh command.
-func printSSH(out io.Writer, s State, g *gargantuasim.Gargantua, vm *hfv1.VirtualMachine) error {
-	secret, err := g.Clients.Secrets.Get(s.Namespace, vm.Spec.SecretName, metav1.GetOptions{})
+// waitVMGone waits until the VM no longer exists.
+func waitVMGone(ctx context.Context, g *gargantuasim.Gargantua, namespace, name string) error {
+	err := poll(ctx, func() (bool, error) {
+		_, err := g.Clients.VMs.Get(namespace, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
 	if err != nil {
-		return fmt.Errorf("reading key secret %q of %s: %w", vm.Spec.SecretName, vm.Name, err)
+		return fmt.Errorf("waiting for VM %s to be deleted: %w", name, err)
 	}
-	keyFile := filepath.Join(s.Dir, vm.Name+".key")
-	if err := os.WriteFile(keyFile, secret.Data["private_key"], 0o600); err != nil {
+	return nil
+}
+
+// printSSH prints an ssh command into the VM's fake droplet (see sshArgs).
+func printSSH(out io.Writer, s State, g *gargantuasim.Gargantua, vm *hfv1.VirtualMachine) error {
+	args, err := sshArgs(s, g, vm, []string{"hostname"})
+	if err != nil {
 		return err
 	}
-	user := vm.Spec.SshUsername
-	if user == "" {
-		user = "root"
-	}
-	fmt.Fprintf(out, "ssh -i %s -p %d -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null %s@%s hostname\n",
-		keyFile, s.SSHPort, user, vm.Status.PublicIP)
+	fmt.Fprintln(out, ShellLine(args))
 	return nil
 }
 
@@ -161,15 +165,8 @@ func EndSession(ctx context.Context, statePath, target string, out io.Writer) er
 
 	began := time.Now()
 	for _, name := range session.VMs {
-		err := poll(ctx, func() (bool, error) {
-			_, err := g.Clients.VMs.Get(s.Namespace, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			return false, err
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for VM %s to be deleted: %w", name, err)
+		if err := waitVMGone(ctx, g, s.Namespace, name); err != nil {
+			return err
 		}
 		fmt.Fprintf(out, "%s  gone after %.1fs\n", name, time.Since(began).Seconds())
 	}

@@ -33,6 +33,7 @@ type playground struct {
 	do       *fake.Server
 	hf       *gargantuasim.Clients
 	droplets provcontrollers.DropletClient
+	keys     provcontrollers.KeyClient
 	hfEnv    *hfv1.Environment
 	garg     *gargantuasim.Gargantua
 
@@ -130,6 +131,7 @@ func (p *playground) createObjects() error {
 		return err
 	}
 	p.droplets = prov.Provisioning().V1alpha1().Droplet()
+	p.keys = prov.Provisioning().V1alpha1().Key()
 	fmt.Fprintf(p.out, "namespace %s: secret %s, template %s, environment %s\n", Namespace, TokenSecret, TemplateName, EnvName)
 	return nil
 }
@@ -188,7 +190,7 @@ func (p *playground) controllerExited() error {
 	}
 }
 
-// writeState writes the state file the session commands read.
+// writeState writes the state file the helper commands read.
 func (p *playground) writeState() error {
 	if p.opts.StatePath == "" {
 		return nil

@@ -14,7 +14,8 @@ import (
 )
 
 // State is what a running playground writes to its state file, so that the
-// session subcommands can find it. It is removed when the playground stops.
+// helper commands (session, vm, ssh) can find it. It is removed when the
+// playground stops.
 type State struct {
 	PID        int                  `json:"pid"`
 	Kubeconfig string               `json:"kubeconfig"`
@@ -24,7 +25,7 @@ type State struct {
 	VMSet       string `json:"vmset,omitempty"`
 	Environment string `json:"environment"`
 	Template    string `json:"template"`
-	// Dir is the playground's temp dir; session start writes key files there.
+	// Dir is the playground's temp dir; ssh commands write key files there.
 	Dir     string `json:"dir"`
 	SSHPort int    `json:"sshPort"`
 }
@@ -39,7 +40,7 @@ func DefaultStatePath() string {
 	return filepath.Join(dir, "hf-provisioner-digitalocean", "playground-state.json")
 }
 
-// ErrNoPlayground is returned by the session commands when no playground runs.
+// ErrNoPlayground is returned by the helper commands when no playground runs.
 var ErrNoPlayground = errors.New("no running playground")
 
 func writeState(path string, s State) error {
@@ -89,7 +90,7 @@ func ReadState(path string) (State, error) {
 	s, err := readStateFile(path)
 	switch {
 	case os.IsNotExist(err):
-		return s, fmt.Errorf("%w (no state file %s): start one with scripts/playground --gargantua v3.3", ErrNoPlayground, path)
+		return s, fmt.Errorf("%w (no state file %s): start one with scripts/playground", ErrNoPlayground, path)
 	case err != nil:
 		return s, err
 	case !alive(s.PID):

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,7 +17,7 @@ func (p *playground) createVMs() ([]string, error) {
 	fmt.Fprintf(p.out, "creating %d VMs in environment %s\n", p.opts.VMs, EnvName)
 	names := make([]string, p.opts.VMs)
 	for i := range names {
-		names[i] = fmt.Sprintf("pg-vm-%d", i+1)
+		names[i] = fmt.Sprintf("%s%d", vmNamePrefix, i+1)
 		if _, err := p.hf.CreateVM(Namespace, names[i], p.hfEnv, TemplateName, "digitalocean"); err != nil {
 			return nil, err
 		}
@@ -43,10 +42,23 @@ func (p *playground) createVMSet() ([]string, error) {
 
 // vmState is what a status line shows: the status, plus the IP once running.
 func vmState(vm *hfv1.VirtualMachine) string {
-	if vm.Status.Status == hfv1.VmStatusRunning && vm.Status.PublicIP != "" {
+	if isRunning(vm) {
 		return string(vm.Status.Status) + "  " + vm.Status.PublicIP
 	}
 	return string(vm.Status.Status)
+}
+
+// isRunning reports whether the VM runs with an IP, i.e. a user can log in.
+func isRunning(vm *hfv1.VirtualMachine) bool {
+	return vm.Status.Status == hfv1.VmStatusRunning && vm.Status.PublicIP != ""
+}
+
+// printSSHHint prints how to log in to a running VM, once the helper
+// commands can find this playground (its state file).
+func (p *playground) printSSHHint(vm string) {
+	if p.opts.StatePath != "" {
+		fmt.Fprintf(p.out, "%s  ssh: scripts/playground ssh %s\n", vm, vm)
+	}
 }
 
 // waitRunning prints one line per VM status change until all run with an IP.
@@ -70,7 +82,7 @@ func (p *playground) waitRunning(ctx context.Context, names []string) error {
 				fmt.Fprintf(p.out, "%-*s  %s\n", width, name, state)
 			}
 			last[name] = state
-			if vm.Status.Status == hfv1.VmStatusRunning && vm.Status.PublicIP != "" {
+			if isRunning(vm) {
 				running++
 			}
 		}
@@ -103,6 +115,7 @@ func summarize(names []string, states map[string]string) string {
 // ended, a VM deleted, a replacement made) until ctx ends.
 func (p *playground) follow(ctx context.Context) error {
 	last := map[string]string{}
+	wasRunning := map[string]bool{}
 	first := true
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
@@ -119,13 +132,17 @@ func (p *playground) follow(ctx context.Context) error {
 				line := describeVM(vm)
 				if !first && line != last[vm.Name] {
 					fmt.Fprintf(p.out, "%s  %s\n", vm.Name, line)
+					if isRunning(vm) && !wasRunning[vm.Name] {
+						p.printSSHHint(vm.Name)
+					}
 				}
-				last[vm.Name] = line
+				last[vm.Name], wasRunning[vm.Name] = line, isRunning(vm)
 			}
 			for name := range last {
 				if !seen[name] {
 					fmt.Fprintf(p.out, "%s  gone\n", name)
 					delete(last, name)
+					delete(wasRunning, name)
 				}
 			}
 			first = false
@@ -158,65 +175,4 @@ func describeVM(vm *hfv1.VirtualMachine) string {
 		parts = append(parts, "deleting")
 	}
 	return strings.Join(parts, "  ")
-}
-
-// deleteVMs ends the scheduled event (deletes the VM set, whose VMs the
-// garbage collector deletes) on the static path, deletes every VM left in
-// the namespace (the playground's and any made by hand), and waits until
-// they are gone and the controller has removed every droplet and key from
-// the fake, or Abort/timeout.
-func (p *playground) deleteVMs() error {
-	if p.stateWritten {
-		// First, so no session command acts on a playground stopping.
-		if err := removeState(p.opts.StatePath); err != nil {
-			fmt.Fprintf(p.out, "removing state file: %v\n", err)
-		}
-		p.stateWritten = false
-	}
-	if p.static() {
-		fmt.Fprintf(p.out, "deleting VM set %s (the garbage collector deletes its VMs)\n", VMSetName)
-		if err := p.garg.DeleteVMSet(VMSetName); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting VM set %s: %w", VMSetName, err)
-		}
-	}
-	list, err := p.hf.VMs.List(Namespace, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("listing VMs: %w", err)
-	}
-	for _, vm := range list.Items {
-		if vm.DeletionTimestamp != nil {
-			fmt.Fprintf(p.out, "VM %s already deleting\n", vm.Name)
-			continue
-		}
-		fmt.Fprintf(p.out, "deleting VM %s\n", vm.Name)
-		if err := p.hf.VMs.Delete(Namespace, vm.Name, nil); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting VM %s: %w", vm.Name, err)
-		}
-	}
-	began := time.Now()
-	deadline := time.NewTimer(cleanupTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	vmsLeft := -1
-	for {
-		res := p.opts.Result
-		res.DropletsLeft, res.KeysLeft = len(p.do.Droplets(Token)), len(p.do.Keys(Token))
-		if left, err := p.hf.VMs.List(Namespace, metav1.ListOptions{}); err == nil {
-			vmsLeft = len(left.Items)
-		}
-		if vmsLeft == 0 && res.DropletsLeft == 0 && res.KeysLeft == 0 {
-			fmt.Fprintf(p.out, "no VMs left; fake DigitalOcean holds 0 droplets and 0 keys (%.1fs)\n", time.Since(began).Seconds())
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-p.opts.Abort:
-			return fmt.Errorf("cleanup aborted: %d VMs left, fake still holds %d droplets and %d keys",
-				vmsLeft, res.DropletsLeft, res.KeysLeft)
-		case <-deadline.C:
-			return fmt.Errorf("%d VMs left, fake still holds %d droplets and %d keys after %v; see %s",
-				vmsLeft, res.DropletsLeft, res.KeysLeft, cleanupTimeout, p.logPath)
-		}
-	}
 }

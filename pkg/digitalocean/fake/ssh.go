@@ -26,6 +26,13 @@
 //	anything else             "fake droplet"; exit 0
 //
 // The short flags -w and -l and --wait --long together work as well.
+//
+// That is all: it is no real shell and no real machine. No files, users or
+// processes are behind it, so scp and sftp (subsystems are refused), port
+// and agent forwarding (only session channels are accepted) and interactive
+// programs do not work; a pty is granted but changes nothing, and nothing
+// is kept from one command to the next. `scripts/playground ssh <vm>` logs
+// in to a playground VM's droplet this way.
 package fake
 
 import (
