@@ -76,7 +76,7 @@ func TestTemplateAllValues(t *testing.T) {
 	ms := render(t, release, "team-a", "-f", testdata(t, "all-values.yaml"))
 	got := kinds(ms)
 	sort.Strings(got)
-	want := []string{"Deployment", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor"}
+	want := []string{"ConfigMap", "Deployment", "PrometheusRule", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor"}
 	if !slices.Equal(got, want) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
@@ -163,6 +163,21 @@ func TestTemplateAllValues(t *testing.T) {
 	if ep["port"] != "metrics" || ep["path"] != "/metrics" || ep["interval"] != "30s" || ep["scrapeTimeout"] != "10s" {
 		t.Errorf("ServiceMonitor endpoint = %v", ep)
 	}
+
+	dash := only(t, ms, "ConfigMap").Obj
+	if dash.GetLabels()["grafana_dashboard_hobbyfarm"] != "yes" || dash.GetAnnotations()["grafana_folder"] != "HobbyFarm" || dash.GetNamespace() != "monitoring" {
+		t.Errorf("dashboard ConfigMap %s/%s labels %v annotations %v", dash.GetNamespace(), dash.GetName(), dash.GetLabels(), dash.GetAnnotations())
+	}
+	pr := only(t, ms, "PrometheusRule")
+	if pr.Obj.GetLabels()["release"] != "kube-prometheus-stack" || pr.Obj.GetName() != "hfdo-all" {
+		t.Errorf("PrometheusRule %s labels %v", pr.Obj.GetName(), pr.Obj.GetLabels())
+	}
+	for _, want := range []string{`{namespace="team-a",job="hfdo-all-metrics"`, "team: hobbyfarm", "https://wiki.example.com/hobbyfarm/runbook.md#",
+		">= 3", "< 1000)", "> 1200", "> 600", "for: 3m"} {
+		if !strings.Contains(string(pr.YAML), want) {
+			t.Errorf("PrometheusRule lacks %q:\n%s", want, pr.YAML)
+		}
+	}
 }
 
 // TestAllValuesSetsEveryValue keeps testdata/all-values.yaml complete: each key of
@@ -244,6 +259,13 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"probe typo", []string{"--set", "probes.liveness.period=1"}, []string{"/probes/liveness", "'period' not allowed"}},
 		{"extraEnv without name", []string{"-f", writeValues("env.yaml", "extraEnv:\n  - value: x\n")}, []string{"/extraEnv/0", "name"}},
 		{"nodeSelector value", []string{"-f", writeValues("ns.yaml", "nodeSelector:\n  a: 1\n")}, []string{"/nodeSelector/a", "want string"}},
+		{"dashboard label value a number", []string{"--set", "grafanaDashboard.labelValue=1"}, []string{"/grafanaDashboard/labelValue", "want string"}},
+		{"dashboard namespace", []string{"--set", "grafanaDashboard.namespace=Monitoring"}, []string{"/grafanaDashboard/namespace", "does not match pattern"}},
+		{"alert threshold a string", []string{"--set-string", "prometheusRule.thresholds.stuckDeletingMinutes=15"}, []string{"/prometheusRule/thresholds/stuckDeletingMinutes", "want integer"}},
+		{"alert threshold zero", []string{"--set", "prometheusRule.thresholds.stuckProvisioningMinutes=0"}, []string{"/prometheusRule/thresholds/stuckProvisioningMinutes", "minimum"}},
+		{"alert threshold typo", []string{"--set", "prometheusRule.thresholds.stuckMinutes=5"}, []string{"/prometheusRule/thresholds", "'stuckMinutes' not allowed"}},
+		{"runbook url with anchor", []string{"--set", "prometheusRule.runbookURL=https://x.example/runbook.md#top"}, []string{"/prometheusRule/runbookURL", "does not match pattern"}},
+		{"alert selector with braces", []string{"-f", writeValues("selector.yaml", "prometheusRule:\n  selector: '{job=\"x\"}'\n")}, []string{"/prometheusRule/selector", "does not match pattern"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,6 +302,8 @@ func TestTemplateRejectsBadCombinations(t *testing.T) {
 		"replicas without leader election": {[]string{"--set", "replicas=2,leaderElection.enabled=false"}, "replicas > 1 needs leaderElection.enabled=true"},
 		"Gargantua's lease":                {[]string{"--set", "leaderElection.leaseName=controller-manager"}, "must not be controller-manager"},
 		"ServiceMonitor without metrics":   {[]string{"--set", "metrics.serviceMonitor.enabled=true"}, "needs metrics.enabled=true"},
+		"alerts without metrics":           {[]string{"--set", "prometheusRule.enabled=true"}, "prometheusRule.enabled=true needs metrics.enabled=true"},
+		"dashboard without metrics":        {[]string{"--set", "grafanaDashboard.enabled=true"}, "grafanaDashboard.enabled=true needs metrics.enabled=true"},
 		"zero configErrorGrace":            {[]string{"--set", "configErrorGrace=0s"}, "configErrorGrace must be more than zero"},
 		"zero configErrorGrace, spelt out": {[]string{"--set", "configErrorGrace=0h0m0.0s"}, "configErrorGrace must be more than zero"},
 	}
@@ -300,6 +324,13 @@ func TestEverythingInReleaseNamespace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, ns := range []string{"team-a", "hobbyfarm-system"} {
 				for _, m := range render(t, release, ns, args...) {
+					if m.Obj.GetKind() == "ConfigMap" && name == "all values" {
+						// grafanaDashboard.namespace puts the dashboard where Grafana looks.
+						if got := m.Obj.GetNamespace(); got != "monitoring" {
+							t.Errorf("%s: namespace %q, want grafanaDashboard.namespace monitoring", m, got)
+						}
+						continue
+					}
 					switch m.Obj.GetKind() {
 					case "ClusterRole", "ClusterRoleBinding", "Namespace", "CustomResourceDefinition",
 						"PriorityClass", "StorageClass", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
@@ -515,8 +546,10 @@ func decodeAll(t *testing.T, ms []manifest) {
 			into = &rbacv1.RoleBinding{}
 		case "Deployment":
 			into = &appsv1.Deployment{}
-		case "ServiceMonitor":
-			continue // no Go type in go.mod; the integration test applies it when its CRD exists
+		case "ConfigMap":
+			into = &corev1.ConfigMap{}
+		case "ServiceMonitor", "PrometheusRule":
+			continue // no Go type in go.mod; the integration test applies them when their CRD exists
 		default:
 			t.Errorf("%s: unexpected kind", m)
 			continue

@@ -30,6 +30,25 @@ Name of the metrics Service (kept under 63 characters).
 {{- end -}}
 
 {{/*
+Name of the Grafana dashboard ConfigMap (kept under 63 characters).
+*/}}
+{{- define "hf-provisioner-digitalocean.dashboardName" -}}
+{{- printf "%s-dashboard" (include "hf-provisioner-digitalocean.fullname" . | trunc 53 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/*
+PromQL label matchers that pick this release's series in the alerts: by default
+the namespace and service labels a ServiceMonitor scrape of the metrics Service carries.
+*/}}
+{{- define "hf-provisioner-digitalocean.alertSelector" -}}
+{{- if .Values.prometheusRule.selector -}}
+{{- .Values.prometheusRule.selector -}}
+{{- else -}}
+{{- printf "namespace=%q,service=%q" .Release.Namespace (include "hf-provisioner-digitalocean.metricsName" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 chart label value.
 */}}
 {{- define "hf-provisioner-digitalocean.chart" -}}
@@ -82,6 +101,12 @@ Combinations of values that the schema cannot express; fails rendering with a cl
 {{- end -}}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
 {{- fail "metrics.serviceMonitor.enabled=true needs metrics.enabled=true" -}}
+{{- end -}}
+{{- if and .Values.prometheusRule.enabled (not .Values.metrics.enabled) -}}
+{{- fail "prometheusRule.enabled=true needs metrics.enabled=true: without metrics every alert would misfire" -}}
+{{- end -}}
+{{- if and .Values.grafanaDashboard.enabled (not .Values.metrics.enabled) -}}
+{{- fail "grafanaDashboard.enabled=true needs metrics.enabled=true: the dashboard shows the controller's metrics" -}}
 {{- end -}}
 {{- if regexMatch "^(0+(\\.0+)?(ns|us|µs|ms|s|m|h))+$" (toString .Values.configErrorGrace) -}}
 {{- fail "configErrorGrace must be more than zero: the controller refuses --config-error-grace=0" -}}
