@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/environment"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
@@ -195,6 +196,8 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	secrets := coreFactory.Core().V1().Secret()
 	recorder := events.NewRecorder(ctx, client, opts.Namespace)
 	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
+	// DigitalOcean's regions, sizes and images per token, fetched hourly.
+	catalogs := digitalocean.NewCatalogs(clients)
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
 		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted},
@@ -205,8 +208,11 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
+	environment.Register(ctx, envs, templates, secrets, catalogs, recorder)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
+	metrics.PendingFrom(pendingFrom(vms.Cache(), droplets.Cache(), time.Now))
+	metrics.HourlyCost(droplet.HourlyCost(droplets.Cache()))
 	synced := make(chan struct{})
 	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
 		Interval: opts.SweepInterval, Grace: opts.OrphanGrace},
@@ -216,6 +222,8 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		return err
 	}
 	readiness.SetReady()
+	metrics.SetControllerReady(true)
+	defer metrics.SetControllerReady(false)
 	close(synced)
 	logrus.WithField("namespace", opts.Namespace).Info("controller ready: caches synced, handlers running")
 	if opts.Ready != nil {

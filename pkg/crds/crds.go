@@ -3,6 +3,7 @@ package crds
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/yaml"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 )
 
@@ -23,6 +23,23 @@ var ageColumn = apiextv1.CustomResourceColumnDefinition{
 
 func intColumn(name, path string) apiextv1.CustomResourceColumnDefinition {
 	return apiextv1.CustomResourceColumnDefinition{Name: name, Type: "integer", JSONPath: path}
+}
+
+// stateColumn always says what the object is doing or what stops it, so
+// the default view is never blank when something is wrong.
+var stateColumn = apiextv1.CustomResourceColumnDefinition{
+	Name: "State", Type: "string", JSONPath: ".status.state",
+}
+
+// messageColumn explains State; priority 1 shows it only with -o wide.
+var messageColumn = apiextv1.CustomResourceColumnDefinition{
+	Name: "Message", Type: "string", JSONPath: ".status.message", Priority: 1,
+}
+
+// priceColumns say what a droplet costs, with -o wide.
+var priceColumns = []apiextv1.CustomResourceColumnDefinition{
+	{Name: "Price/h", Type: "string", JSONPath: ".status.priceHourly", Priority: 1},
+	{Name: "Price/mo", Type: "string", JSONPath: ".status.priceMonthly", Priority: 1},
 }
 
 func definitions() []crd.CRD {
@@ -39,10 +56,11 @@ func definitions() []crd.CRD {
 			WithCustomColumn(intColumn("ID", ".status.dropletID")).
 			WithColumn("Status", ".status.status").
 			WithColumn("Public IP", ".status.publicIPv4").
-			WithColumn("Ready", `.status.conditions[?(@.type=="Ready")].status`).
-			WithColumn("Reason", `.status.conditions[?(@.type=="Ready")].reason`).
+			WithCustomColumn(stateColumn).
 			WithColumn("Reachable", `.status.conditions[?(@.type=="Reachable")].status`).
-			WithCustomColumn(ageColumn),
+			WithCustomColumn(ageColumn).
+			WithCustomColumn(messageColumn).
+			WithCustomColumn(priceColumns...),
 		crd.NamespacedType("Key."+gv).
 			WithSchemaFromStruct(v1alpha1.Key{}).
 			WithStatus().
@@ -50,8 +68,9 @@ func definitions() []crd.CRD {
 			WithCategories("hobbyfarm").
 			WithCustomColumn(intColumn("ID", ".status.keyID")).
 			WithColumn("Fingerprint", ".status.fingerprint").
-			WithColumn("Ready", `.status.conditions[?(@.type=="Ready")].status`).
-			WithCustomColumn(ageColumn),
+			WithCustomColumn(stateColumn).
+			WithCustomColumn(ageColumn).
+			WithCustomColumn(messageColumn),
 	}
 }
 
@@ -63,8 +82,14 @@ func Objects() ([]*apiextv1.CustomResourceDefinition, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Through JSON: wrangler's map holds numbers (a column's priority)
+		// as json.Number, which the unstructured converter cannot read.
+		data, err := json.Marshal(obj.(*unstructured.Unstructured).Object)
+		if err != nil {
+			return nil, err
+		}
 		typed := &apiextv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.(*unstructured.Unstructured).Object, typed); err != nil {
+		if err := json.Unmarshal(data, typed); err != nil {
 			return nil, err
 		}
 		out = append(out, typed)

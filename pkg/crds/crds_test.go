@@ -10,6 +10,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -108,5 +109,34 @@ func TestDropletAndKeyRoundTripWithStatus(t *testing.T) {
 	}
 	if gotKey.Status.KeyID != 7 || gotKey.Spec.PublicKeySecretRef.Name != "vm-1-ssh" {
 		t.Errorf("read back %+v", gotKey)
+	}
+}
+
+// Install goes through wrangler's own conversion, not Objects: the printer
+// columns, the wide MESSAGE included, must survive it.
+func TestInstallKeepsPrinterColumns(t *testing.T) {
+	env := testenv.Require(t)
+	if err := crds.Install(context.Background(), env.Config()); err != nil {
+		t.Fatal(err)
+	}
+	client, err := apiextclient.NewForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"droplets.provisioning.hobbyfarm.io", "keys.provisioning.hobbyfarm.io"} {
+		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priority := map[string]int32{}
+		for _, col := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+			priority[col.Name] = col.Priority
+		}
+		if p, ok := priority["State"]; !ok || p != 0 {
+			t.Errorf("%s: State column %v (priority %d), want a default one", name, ok, p)
+		}
+		if priority["Message"] != 1 {
+			t.Errorf("%s: Message column priority %d, want 1 (-o wide)", name, priority["Message"])
+		}
 	}
 }

@@ -34,7 +34,7 @@ func Classify(err error) Failure {
 	}
 	switch code := resp.Response.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return Failure{Reason: "Unauthorized", Message: "DigitalOcean rejected the API token: " + resp.Message, RetryAfter: 5 * time.Minute, Permanent: true}
+		return Failure{Reason: "Unauthorized", Message: tokenRejected + ": " + resp.Message, RetryAfter: 5 * time.Minute, Permanent: true}
 	case code == http.StatusNotFound:
 		return Failure{Reason: "NotFound", Message: resp.Message, RetryAfter: 10 * time.Second}
 	case code == http.StatusTooManyRequests:
@@ -45,6 +45,9 @@ func Classify(err error) Failure {
 		return Failure{Reason: "Unavailable", Message: resp.Message, RetryAfter: 10 * time.Second}
 	}
 }
+
+// tokenRejected starts the message of an Unauthorized failure.
+const tokenRejected = "DigitalOcean rejected the API token"
 
 // IsNotFound reports a 404 from DigitalOcean.
 func IsNotFound(err error) bool {
@@ -83,4 +86,21 @@ func transportMessage(err error) string {
 func IsHeldBack(err error) bool {
 	var held *HeldBackError
 	return errors.As(err, &held)
+}
+
+// IsRefusal reports an answer by which DigitalOcean applied nothing: 401
+// or 403 (the token) or 422 (the request). It checks a request in full
+// before acting on it, so after such an answer nothing exists that the
+// request would have made. A lost answer, a timeout or a 5xx says nothing
+// of the kind.
+func IsRefusal(err error) bool {
+	var resp *godo.ErrorResponse
+	if !errors.As(err, &resp) || resp.Response == nil {
+		return false
+	}
+	switch resp.Response.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
 }

@@ -66,16 +66,19 @@ const (
 	PriorityCreate
 	// PriorityResync is for re-reading what exists.
 	PriorityResync
+	// PriorityCatalog is for reading DigitalOcean's catalog (regions,
+	// sizes, images) and checking a token: never worth delaying the others.
+	PriorityCatalog
 )
 
 func (p Priority) String() string {
-	return [...]string{"delete", "create", "resync"}[p]
+	return [...]string{"delete", "create", "resync", "catalog"}[p]
 }
 
 // usableShare is the part of a window's budget each priority may fill: the
 // rest is kept for the priorities before it, so a flood of creates (or of
 // resyncs) can never take the slots a delete needs.
-var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityResync: 0.7}
+var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityResync: 0.7, PriorityCatalog: 0.5}
 
 type priorityKey struct{}
 

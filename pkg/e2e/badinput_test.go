@@ -46,13 +46,15 @@ type badInput struct {
 	fix      func(w *world, env *hfv1.Environment)
 }
 
-func TestBadInputIsReportedAndRecovers(t *testing.T) {
-	cases := []badInput{
+// badInputCases is the table of bad input, shared by the tests that show
+// how each case is reported.
+func badInputCases() []badInput {
+	return []badInput{
 		{name: "missing-region", specifics: with(validSpecifics, "region", ""), contains: `"region": is missing`},
 		{name: "missing-size", mapping: map[string]map[string]string{"ubuntu": {}}, contains: `"size": is missing`},
 		{name: "missing-image", setup: func(w *world) {
 			if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "bare", "", nil)); err != nil {
-				t.Fatal(err)
+				w.t.Fatal(err)
 			}
 		}, mapping: map[string]map[string]string{"ubuntu": {"size": "s-1vcpu-1gb"}, "bare": {"size": "s-1vcpu-1gb"}}, contains: `"image": is missing`},
 		{name: "both-tokens", specifics: with(validSpecifics, "token", "dop_v1_x"), contains: "both token and token-secret"},
@@ -62,7 +64,7 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 			s := gargantuasim.TokenSecret(w.ns, "empty-secret", "")
 			s.Data = map[string][]byte{"other": []byte("x")}
 			if _, err := w.hf.Secrets.Create(s); err != nil {
-				t.Fatal(err)
+				w.t.Fatal(err)
 			}
 		}, contains: `Secret "empty-secret" has no key "token"`},
 		{name: "non-boolean", specifics: with(validSpecifics, "backups", "yes"), contains: `"backups": "yes" is not a boolean`},
@@ -75,11 +77,22 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 			contains: "You specified an invalid region for Droplet creation.", doWrites: true},
 		{name: "bad-token", specifics: with(validSpecifics, "token-secret", "bad-token"), setup: func(w *world) {
 			if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, "bad-token", "dop_v1_revoked")); err != nil {
-				t.Fatal(err)
+				w.t.Fatal(err)
 			}
 		}, on: "key", cond: v1alpha1.Created, reason: "Unauthorized", contains: "DigitalOcean rejected the API token"},
 	}
-	for _, c := range cases {
+}
+
+// failing is the condition and reason that report c: a config error by default.
+func (c badInput) failing() (condition.Cond, string) {
+	if c.cond == "" {
+		return v1alpha1.Configured, "InvalidConfig"
+	}
+	return c.cond, c.reason
+}
+
+func TestBadInputIsReportedAndRecovers(t *testing.T) {
+	for _, c := range badInputCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			runBadInput(t, c)
@@ -88,34 +101,8 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 }
 
 func runBadInput(t *testing.T, c badInput) {
-	w := newWorld(t, worldOptions{})
-	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
-		t.Fatal(err)
-	}
-	if c.setup != nil {
-		c.setup(w)
-	}
-	specifics, mapping := c.specifics, c.mapping
-	if specifics == nil {
-		specifics = validSpecifics
-	}
-	if mapping == nil {
-		mapping = validMapping
-	}
-	envName := c.name + "-env"
-	env := gargantuasim.Environment(w.ns, envName, specifics, mapping)
-	if c.name != "no-environment" {
-		env = w.createEnv(env)
-	}
-	template := "ubuntu"
-	if c.name == "missing-image" {
-		template = "bare"
-	}
-	w.createVM("bad", env, template)
-
-	if c.cond == "" {
-		c.cond, c.reason = v1alpha1.Configured, "InvalidConfig"
-	}
+	w, envName := startBadInput(t, c)
+	c.cond, c.reason = c.failing()
 	w.eventually(30*time.Second, "condition "+string(c.cond), func() string {
 		var obj interface{}
 		if c.on == "key" {
@@ -178,4 +165,33 @@ func runBadInput(t *testing.T, c badInput) {
 		}
 	}
 	w.waitRunning("bad")
+}
+
+// startBadInput makes c's Environment and the VM "bad" from it.
+func startBadInput(t *testing.T, c badInput) (*world, string) {
+	w := newWorld(t, worldOptions{})
+	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if c.setup != nil {
+		c.setup(w)
+	}
+	specifics, mapping := c.specifics, c.mapping
+	if specifics == nil {
+		specifics = validSpecifics
+	}
+	if mapping == nil {
+		mapping = validMapping
+	}
+	envName := c.name + "-env"
+	env := gargantuasim.Environment(w.ns, envName, specifics, mapping)
+	if c.name != "no-environment" {
+		env = w.createEnv(env)
+	}
+	template := "ubuntu"
+	if c.name == "missing-image" {
+		template = "bare"
+	}
+	w.createVM("bad", env, template)
+	return w, envName
 }

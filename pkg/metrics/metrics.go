@@ -29,7 +29,7 @@ var (
 	// HeldBack counts requests the client-side limiter did not send, by priority.
 	HeldBack = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hf_do_requests_held_back_total",
-		Help: "DigitalOcean API requests not sent to stay within the token's rate limit, by priority (delete, create, resync).",
+		Help: "DigitalOcean API requests not sent to stay within the token's rate limit, by priority (delete, create, resync, catalog).",
 	}, []string{"priority", "token_hash"})
 	// ProvisioningSeconds is the time from a VM's creation to it running.
 	ProvisioningSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -149,7 +149,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {
-			after = h.failCreate(m, err)
+			after = h.failCreate(m, err, true) // members are fresh: never sent before
 		}
 		h.writeMates(d, members, after)
 		return after, intentErr
@@ -210,6 +210,8 @@ func (h *handler) eachConcurrently(n int, f func(i int)) {
 // writeMate writes a batch member's status; should that fail, its intent
 // and batch tag are on record, and its next pass adopts by the tag.
 func (h *handler) writeMate(m *v1alpha1.Droplet) {
+	StampState(m)
+	held := h.takeHeld(m)
 	written, err := h.droplets.UpdateStatus(m)
 	if err != nil {
 		logrus.WithField("vm", m.Spec.VirtualMachine).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
@@ -217,6 +219,7 @@ func (h *handler) writeMate(m *v1alpha1.Droplet) {
 		return
 	}
 	h.noteRecorded(written)
+	held.Flush()
 }
 
 // findInBatch is the droplet named like d among those of its batch.

@@ -3,6 +3,7 @@ package droplet
 import (
 	"time"
 
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
@@ -35,6 +36,11 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
 		// condition, e.g. Configured, says nothing about DigitalOcean.)
+		h.forget(d)
+		return d, nil
+	}
+	if !createdHere && refusedOnly(d, h.vmOf(d)) {
+		log.Info("DigitalOcean refused every create of this droplet, so it holds nothing to delete; releasing the Droplet")
 		h.forget(d)
 		return d, nil
 	}
@@ -79,11 +85,19 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	return d, nil
 }
 
+// refusedOnly: DigitalOcean answered every create sent for d with a refusal
+// (status.notCreated), and nothing else is on record that a delete would
+// target (a droplet ID, one an earlier Droplet of the VM had).
+func refusedOnly(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
+	return d.Status.NotCreated && d.Status.DropletID == 0 && knownDropletID(vm) == 0
+}
+
 // forget drops what this process remembers of a Droplet that is going.
+// What the reaper deleted is kept until the VM is gone (see startReaper).
 func (h *handler) forget(d *v1alpha1.Droplet) {
 	h.created.Delete(vmUID(d))
-	h.reaped.Delete(vmUID(d))
 	h.recorded.Delete(d.UID)
+	h.held.Delete(d.UID)
 	h.refused.Delete(objectKey(d))
 	h.readySince.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))

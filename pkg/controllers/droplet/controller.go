@@ -75,6 +75,9 @@ type handler struct {
 	recorded sync.Map
 	// reaped holds, by VM UID, the deleteTargets the reaper deleted.
 	reaped sync.Map
+	// held holds, by Droplet UID, the Events of the pass under way until
+	// its status write succeeds (*events.Buffer).
+	held sync.Map
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
 	// fleet serves the batched resync; nil when each droplet is read alone.

@@ -43,6 +43,9 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    r.enqueue,
 			UpdateFunc: func(_, obj any) { r.enqueue(obj) },
+			// What was reaped is remembered until the VM is gone: a VM update
+			// after its Droplet's cleanup must not send (and log) it again.
+			DeleteFunc: func(obj any) { h.reaped.Delete(vmUIDOf(obj)) },
 		},
 	})
 	go func() {
@@ -52,6 +55,18 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 	for range reaperWorkers {
 		go r.run(ctx)
 	}
+}
+
+// vmUIDOf is the UID of a VM from an informer's delete event, "" if unknown.
+func vmUIDOf(obj any) string {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return string(m.GetUID())
 }
 
 func beingDeleted(obj any) bool {

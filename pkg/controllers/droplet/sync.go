@@ -38,6 +38,13 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	orig := d
 	d = d.DeepCopy()
 	client, err := h.client(d)
+	if err != nil && d.Status.DropletID != 0 {
+		// The droplet runs without the token; only its re-reads need it. Its
+		// VM is not warned: its Environment is, and a deletion says so when
+		// it needs the token.
+		logrus.WithField("vm", d.Spec.VirtualMachine).WithError(err).Debug("cannot re-read the droplet without its token")
+		return h.finish(orig, d, nil, h.opts.ActiveResync)
+	}
 	if err != nil {
 		return h.finish(orig, d, h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error()))
 	}
@@ -72,18 +79,22 @@ func (h *handler) noteRecorded(d *v1alpha1.Droplet) {
 
 // finish writes a changed status, schedules the next look and passes on err.
 func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
+	StampState(d)
+	held := h.takeHeld(d)
 	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
 		events.MarkConfigValid(d)
 		now := metav1.Now()
 		d.Status.LastSynced = &now
 		updated, uerr := h.droplets.UpdateStatus(d)
 		if uerr != nil {
-			// A conflict is re-queued by the watch; a create is found again by its tag.
+			// A conflict is re-queued by the watch; a create is found again by
+			// its tag. The next pass records the same transitions, Events and all.
 			return orig, uerr
 		}
 		d = updated
 		h.noteRecorded(d)
 	}
+	held.Flush()
 	if err != nil {
 		return d, err
 	}
@@ -163,12 +174,13 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 			return h.createBatch(ctx, client, d, mates, keyIDs)
 		}
 	}
+	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
 	if err := h.recordIntent(d, ""); err != nil {
 		return 0, err
 	}
 	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
 	if err != nil {
-		return h.failCreate(d, err), nil
+		return h.failCreate(d, err, onlyRefused), nil
 	}
 	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
@@ -212,8 +224,11 @@ func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
 }
 
 // failCreate records a failed create and says when to look again.
-func (h *handler) failCreate(d *v1alpha1.Droplet, err error) time.Duration {
+// onlyRefused: every create sent for d before this one was refused, so a
+// refusal of this one too means DigitalOcean has nothing of d's.
+func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
 	f := digitalocean.Classify(err)
+	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
 	reason, message := f.Reason, f.Message
 	if f.Reason == "Unavailable" {
 		// No answer or a 5xx: the droplet may exist.
@@ -253,8 +268,11 @@ func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, messag
 func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
 	intent := d.DeepCopy()
 	intent.Status.CreateBatch = batch
+	// From here on the create may reach DigitalOcean.
+	intent.Status.NotCreated = false
 	events.MarkConfigValid(intent)
 	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
+	StampState(intent)
 	updated, err := h.droplets.UpdateStatus(intent)
 	if err != nil {
 		return err
@@ -416,6 +434,7 @@ func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
 	if do.Region != nil {
 		d.Status.Region = do.Region.Slug
 	}
+	observePrice(d, do)
 	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
 	if ready {
 		h.progress(d, v1alpha1.Ready, "Active", "droplet is active at "+d.Status.PublicIPv4)
@@ -432,8 +451,11 @@ func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, strin
 	var out []godo.DropletCreateSSHKey
 	for _, name := range d.Spec.KeyRefs {
 		k, err := h.keys.Get(d.Namespace, name)
-		if err != nil || k.Status.KeyID == 0 {
-			return nil, fmt.Sprintf("waiting for Key %q to be created in DigitalOcean", name)
+		if err != nil {
+			k = nil
+		}
+		if k == nil || k.Status.KeyID == 0 {
+			return nil, waitingForKey(name, k)
 		}
 		out = append(out, godo.DropletCreateSSHKey{ID: k.Status.KeyID})
 	}
@@ -450,6 +472,10 @@ func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) ti
 // change, so one Event) and says when to look again.
 func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digitalocean.Failure, reason, message string) time.Duration {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
+	if f.Permanent {
+		// Nothing changes until someone fixes what was refused: say what and where.
+		message = f.Explain(origin(d), func(key string) string { return settingValue(d, key) })
+	}
 	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
 	return h.backoff.Delay(objectKey(d), f)
@@ -494,10 +520,22 @@ var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
 
 // transition records a condition change as an Event on the Droplet, and on
 // its VM too when it is a problem: the VM's own Events tell its progress.
+// The Events wait for the status write that records the change (finish).
 func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
+	v, _ := h.held.LoadOrStore(d.UID, events.NewBuffer(h.recorder))
+	held := v.(*events.Buffer)
 	if ok {
-		events.Transition(h.recorder, d, cond, ok, reason, message, d)
+		events.Transition(held, d, cond, ok, reason, message, d)
 		return
 	}
-	events.Transition(h.recorder, d, cond, ok, reason, message, d, h.vmOf(d))
+	events.Transition(held, d, cond, ok, reason, message, d, h.vmOf(d))
+}
+
+// takeHeld takes the Events held for d's status write, to record once it
+// succeeded; a write that fails drops them.
+func (h *handler) takeHeld(d *v1alpha1.Droplet) *events.Buffer {
+	if v, ok := h.held.LoadAndDelete(d.UID); ok {
+		return v.(*events.Buffer)
+	}
+	return events.NewBuffer(h.recorder)
 }

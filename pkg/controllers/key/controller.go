@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -44,6 +45,12 @@ type handler struct {
 	recorder record.EventRecorder
 	// backoff spaces out each Key's retries after transient failures.
 	backoff *digitalocean.Backoff
+	// sent holds the UIDs of Keys this process sent a create for: a status
+	// write lost after it leaves the Key looking never synced.
+	sent sync.Map
+	// held holds, by Key UID, the Events of the pass under way until its
+	// status write succeeds (*events.Buffer).
+	held sync.Map
 }
 
 // Register wires the Key handlers.
@@ -95,6 +102,10 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 
 // register adopts the key if DigitalOcean has it (by fingerprint) and creates it otherwise.
 func (h *handler) register(k *v1alpha1.Key) time.Duration {
+	// Whatever fails before the create is sent leaves k.Status.NotCreated
+	// as it was: true once DigitalOcean is known to hold nothing of k's.
+	_, sentHere := h.sent.Load(k.UID)
+	k.Status.NotCreated = k.Status.NotCreated || (neverSynced(k) && !sentHere)
 	publicKey, fingerprint, err := h.publicKey(k)
 	if err != nil {
 		h.transition(k, v1alpha1.Created, false, "KeyPairUnavailable", err.Error())
@@ -116,8 +127,13 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	h.backoff.Reset(objectKey(k))
 	reason := "Adopted"
 	if existing == nil {
+		h.sent.Store(k.UID, true)
 		existing, _, err = client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
-		if digitalocean.IsKeyInUse(err) {
+		inUse := digitalocean.IsKeyInUse(err)
+		// The lookup just said DigitalOcean had no such key; a refused
+		// create added none. Any other failure may have added it.
+		k.Status.NotCreated = !inUse && digitalocean.IsRefusal(err)
+		if inUse {
 			existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
 		}
 		if err != nil {
@@ -125,10 +141,12 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 		}
 		reason = "Created"
 	}
+	k.Status.NotCreated = false
 	k.Status.KeyID = existing.ID
 	k.Status.Fingerprint = existing.Fingerprint
 	h.transition(k, v1alpha1.Created, true, reason, fmt.Sprintf("SSH key %d (%s) registered", existing.ID, existing.Fingerprint))
-	h.transition(k, v1alpha1.Ready, true, reason, "SSH key is registered in DigitalOcean")
+	// Ready follows from Created here: one step, one Event.
+	events.SetCondition(k, v1alpha1.Ready, true, reason, "SSH key is registered in DigitalOcean")
 	return 0
 }
 
@@ -164,6 +182,11 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		h.forceRelease(k)
 		return k, nil
 	}
+	if k.Status.NotCreated && k.Status.KeyID == 0 {
+		logrus.WithField("vm", vmName(k)).Info("DigitalOcean holds nothing of this SSH key (every create was refused or none was sent); releasing the Key")
+		h.forget(k)
+		return k, nil
+	}
 	orig := k
 	k = k.DeepCopy()
 	client, err := h.client(k)
@@ -188,7 +211,7 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	if err != nil && !digitalocean.IsNotFound(err) {
 		return h.wait(orig, k, h.failDO(k, v1alpha1.Deleting, err))
 	}
-	h.backoff.Reset(objectKey(k))
+	h.forget(k)
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
 	return k, nil
 }
@@ -202,12 +225,18 @@ func (h *handler) wait(orig, k *v1alpha1.Key, after time.Duration) (*v1alpha1.Ke
 }
 
 func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.Key, error) {
+	StampState(k)
+	held, _ := h.held.LoadAndDelete(k.UID)
 	if !equality.Semantic.DeepEqual(orig.Status, k.Status) {
 		updated, err := h.keys.UpdateStatus(k)
 		if err != nil {
+			// The next pass finds the same transitions and records them.
 			return orig, err
 		}
 		k = updated
+	}
+	if held != nil {
+		held.(*events.Buffer).Flush()
 	}
 	if retry > 0 {
 		h.keys.EnqueueAfter(k.Namespace, k.Name, retry)
@@ -219,18 +248,43 @@ func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.
 func (h *handler) failDO(k *v1alpha1.Key, cond condition.Cond, err error) time.Duration {
 	f := digitalocean.Classify(err)
 	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
-	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(f.Message)
-	h.transition(k, cond, false, f.Reason, f.Message)
+	message := f.Message
+	if f.Permanent {
+		message = f.Explain(origin(k), func(string) string { return "" })
+	}
+	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(message)
+	h.transition(k, cond, false, f.Reason, message)
 	return h.backoff.Delay(objectKey(k), f)
+}
+
+// neverSynced: no pass of this controller has recorded anything on k.
+func neverSynced(k *v1alpha1.Key) bool { return k.Status.KeyID == 0 && k.Status.Conditions == nil }
+
+// forget drops what this process remembers of a Key that is going.
+func (h *handler) forget(k *v1alpha1.Key) {
+	h.backoff.Reset(objectKey(k))
+	h.sent.Delete(k.UID)
 }
 
 func objectKey(k *v1alpha1.Key) string { return k.Namespace + "/" + k.Name }
 
+// transition records a condition change; its Events wait for finish's write.
 func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
-	events.Transition(h.recorder, k, cond, ok, reason, message, k, h.vmOf(k))
+	held, _ := h.held.LoadOrStore(k.UID, events.NewBuffer(h.recorder))
+	events.Transition(held.(*events.Buffer), k, cond, ok, reason, message, k, h.vmOf(k))
 }
 
 func (h *handler) vmOf(k *v1alpha1.Key) *hfv1.VirtualMachine { return owner.VM(h.vms, k, vmName(k)) }
 
 // vmName: a Key carries its VM's name.
 func vmName(k *v1alpha1.Key) string { return k.Name }
+
+// origin is where k's settings came from: its VM's Environment and
+// template, or the Environment of a shared key.
+func origin(k *v1alpha1.Key) digitalocean.Origin {
+	env := k.Annotations[v1alpha1.EnvironmentAnnotation]
+	if env == "" {
+		env = k.Labels["hobbyfarm.io/environment"]
+	}
+	return digitalocean.Origin{Environment: env, Template: k.Annotations[v1alpha1.TemplateAnnotation], TokenSecret: k.Spec.TokenSecretRef.Name}
+}

@@ -3,6 +3,7 @@ package virtualmachine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,11 +52,12 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 			}
 			forced = append(forced, what)
 		}
-		if obj.GetDeletionTimestamp() == nil {
-			deleting = true
+		if obj.GetDeletionTimestamp() == nil && !h.deleteSent(vm, obj) {
 			if err := c.delete(); err != nil && !apierrors.IsNotFound(err) {
 				return vm, err
 			}
+			deleting = true
+			h.noteDeleteSent(vm, obj)
 		}
 	}
 	if deleting {
@@ -90,6 +92,7 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 		}
 	}
 	h.patchedFrom.Delete(vm.UID)
+	h.deletesSent.Delete(vm.UID)
 	if force {
 		// The Droplet's and Key's own ForceReleased Events name what is left.
 		log.Warn("Droplet and Key released by force; releasing VM")
@@ -159,4 +162,21 @@ func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 		},
 		delete: func() error { return h.keys.Delete(ns, name, nil) },
 	}}
+}
+
+// deleteSent: this process deleted obj already, though the cache may not
+// show it yet. One of the two children's watch events re-runs the cleanup
+// while the other's is still on its way; deleting that one again would
+// repeat the log line and the Event.
+func (h *handler) deleteSent(vm *hfv1.VirtualMachine, obj metav1.Object) bool {
+	sent, _ := h.deletesSent.Load(vm.UID)
+	return sent != nil && slices.Contains(sent.([]types.UID), obj.GetUID())
+}
+
+func (h *handler) noteDeleteSent(vm *hfv1.VirtualMachine, obj metav1.Object) {
+	var sent []types.UID
+	if v, ok := h.deletesSent.Load(vm.UID); ok {
+		sent = v.([]types.UID)
+	}
+	h.deletesSent.Store(vm.UID, append(slices.Clone(sent), obj.GetUID()))
 }

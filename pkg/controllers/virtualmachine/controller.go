@@ -41,6 +41,9 @@ type handler struct {
 	// patchedFrom holds, by VM UID, the resourceVersions of the cached VMs
 	// this handler's last patches were sent from ([]string).
 	patchedFrom sync.Map
+	// deletesSent holds, by VM UID, the UIDs of the deleting VM's Droplet
+	// and Key this handler deleted ([]types.UID).
+	deletesSent sync.Map
 }
 
 // Register wires the VM handlers and the watches that re-run them when a

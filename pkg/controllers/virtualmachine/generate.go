@@ -7,7 +7,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -78,6 +78,7 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 		objs = append(objs, desired)
 	}
 
+	labelCost(objs, vm, existing)
 	h.reportConfig(vm, existing, cfgErr, settings, keyProblem)
 	if err := h.patchVM(vm, secretNameFor(vm, shared), cfg, existing); err != nil {
 		log.WithError(err).Warn("updating VM")
@@ -216,30 +217,7 @@ func (h *handler) resolve(vm *hfv1.VirtualMachine) (*config.Droplet, map[string]
 		}
 		return nil, nil, err
 	}
-	if _, ok := env.Spec.TemplateMapping[vmt.Name]; !ok {
-		return nil, nil, &config.Error{Key: "template_mapping." + vmt.Name, Problem: fmt.Sprintf("Environment %q has no template_mapping entry for template %q", env.Name, vmt.Name),
-			Fix: "add template_mapping." + vmt.Name + " with at least image and size"}
-	}
-	settings := config.Merge(env, vmt)
-	cfg, err := config.Parse(settings, fmt.Sprintf("Environment %q (environment_specifics or template_mapping.%s)", env.Name, vmt.Name))
-	if err != nil {
-		return nil, settings, err
-	}
-	for _, t := range cfg.Tags {
-		// DropletTags drops these anyway; say so rather than drop them silently.
-		if digitalocean.IsReservedTag(t) {
-			return nil, settings, &config.Error{Key: config.KeyTags,
-				Problem: fmt.Sprintf("tag %q is reserved: tags starting with %q and %q identify the provisioner's own droplets", t, "hfdo-", digitalocean.TagManaged),
-				Fix:     "remove it from tags"}
-		}
-	}
-	if cfg.TokenSecret != "" {
-		ref := v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
-		if _, err := digitalocean.ReadToken(h.secrets.Cache(), vm.Namespace, ref); err != nil {
-			return nil, settings, &config.Error{Key: config.KeyTokenSecret, Problem: err.Error()}
-		}
-	}
-	return cfg, settings, nil
+	return ResolveTemplate(env, vmt, h.secrets.Cache())
 }
 
 // keepExisting re-emits the objects already made for vm, unchanged.
@@ -266,6 +244,10 @@ func (h *handler) keepExisting(vm *hfv1.VirtualMachine, existing *v1alpha1.Dropl
 // pair, on the Droplet, where conditions survive (the VM's status schema
 // would prune them).
 func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfgErr error, settings map[string]string, keyProblem *keyPairProblem) {
+	// A droplet that exists never reads the config again: an Environment
+	// broken since is no news to its VM (the Environment is told). Only a
+	// Configured=False recorded before (by an older version) is put right.
+	configDone := d != nil && d.Status.DropletID != 0 && (cfgErr != nil || !v1alpha1.Configured.IsFalse(d))
 	validFromStart := cfgErr == nil && (d == nil || v1alpha1.Configured.GetStatus(d) == "")
 	if validFromStart {
 		// Valid from the start is no news: no Event, and no write either,
@@ -286,7 +268,7 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 	}
 	d = d.DeepCopy()
 	configChanged := false
-	if !validFromStart {
+	if !validFromStart && !configDone {
 		reason, message := v1alpha1.ReasonConfigValid, v1alpha1.MessageConfigValid
 		var invalid *config.Error
 		switch {
@@ -303,6 +285,7 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 	if !h.reportKeyPair(vm, d, keyProblem) && !configChanged {
 		return
 	}
+	dropletcontroller.StampState(d)
 	if _, err := h.droplets.UpdateStatus(d); err != nil {
 		logrus.WithField("vm", vm.Name).WithError(err).Debug("recording config condition; will retry")
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)

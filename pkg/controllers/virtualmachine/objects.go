@@ -1,6 +1,8 @@
 package virtualmachine
 
 import (
+	"maps"
+
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
@@ -11,6 +13,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func objectMeta(vm *hfv1.VirtualMachine, name string) metav1.ObjectMeta {
@@ -58,9 +61,20 @@ func withFinalizer(meta metav1.ObjectMeta, cleanupHandler string) metav1.ObjectM
 	return meta
 }
 
+// provisioningMeta is the metadata of a VM's own Key or Droplet: its
+// cleanup finalizer, and where its settings came from.
+func provisioningMeta(vm *hfv1.VirtualMachine, cleanupHandler string) metav1.ObjectMeta {
+	meta := withFinalizer(objectMeta(vm, vm.Name), cleanupHandler)
+	meta.Annotations = map[string]string{
+		v1alpha1.EnvironmentAnnotation: vm.Status.EnvironmentId,
+		v1alpha1.TemplateAnnotation:    vm.Spec.VirtualMachineTemplateId,
+	}
+	return meta
+}
+
 func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 	return &v1alpha1.Key{
-		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), keycontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, keycontroller.CleanupHandlerName),
 		Spec: v1alpha1.KeySpec{
 			Name:               digitalocean.KeyName(vm.Namespace, vm.Name),
 			PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: SSHSecretName(vm), Key: sshkey.PublicKeyField},
@@ -71,7 +85,7 @@ func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 
 func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.SecretKeyRef, installationID string) *v1alpha1.Droplet {
 	return &v1alpha1.Droplet{
-		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), dropletcontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, dropletcontroller.CleanupHandlerName),
 		Spec: v1alpha1.DropletSpec{
 			VirtualMachine:    vm.Name,
 			Name:              digitalocean.DropletName(vm.Name),
@@ -92,11 +106,21 @@ func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.Secret
 	}
 }
 
+// labelCost puts CostLabels on the VM's Droplet among objs. Apply then
+// owns them, so no other write competes with it for them.
+func labelCost(objs []runtime.Object, vm *hfv1.VirtualMachine, existing *v1alpha1.Droplet) {
+	for _, obj := range objs {
+		if d, ok := obj.(*v1alpha1.Droplet); ok {
+			maps.Copy(d.Labels, dropletcontroller.CostLabels(vm, existing))
+		}
+	}
+}
+
 // placeholderDroplet carries the Configured condition while the config is
 // invalid; the Droplet controller ignores a droplet without a name.
 func placeholderDroplet(vm *hfv1.VirtualMachine) *v1alpha1.Droplet {
 	return &v1alpha1.Droplet{
-		ObjectMeta: withFinalizer(objectMeta(vm, vm.Name), dropletcontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, dropletcontroller.CleanupHandlerName),
 		Spec:       v1alpha1.DropletSpec{VirtualMachine: vm.Name},
 	}
 }

@@ -45,3 +45,12 @@ func MayExistInDigitalOcean(d *Droplet) bool {
 func NeverSent(d *Droplet) bool {
 	return d.Status.DropletID == 0 && (Created.GetStatus(d) == "" || Created.GetReason(d) == ReasonWaitingForKey)
 }
+
+// EnvironmentAnnotation and TemplateAnnotation, on a VM's Droplet and Key,
+// name the Environment (the VM's status.environment_id) and the template
+// (its spec.vm_template_id) the object was made from: Events about a value
+// DigitalOcean refused name where to fix it, and costs are counted by them.
+const (
+	EnvironmentAnnotation = "provisioning.hobbyfarm.io/environment"
+	TemplateAnnotation    = "provisioning.hobbyfarm.io/template"
+)

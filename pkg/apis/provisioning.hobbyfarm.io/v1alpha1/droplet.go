@@ -91,10 +91,25 @@ type DropletStatus struct {
 	Region      string `json:"region,omitempty"`
 	// CreatedAt is when DigitalOcean created the droplet (RFC 3339).
 	CreatedAt string `json:"createdAt,omitempty"`
+	// PriceHourly and PriceMonthly are the US dollar prices of the droplet's
+	// size as DigitalOcean reports them, e.g. "0.00893" and "6" (decimal
+	// strings: CRD schemas avoid floats).
+	PriceHourly  string `json:"priceHourly,omitempty"`
+	PriceMonthly string `json:"priceMonthly,omitempty"`
 	// CreateBatch is the BatchTag of the multi-create request this droplet
 	// was sent in, recorded before it was sent; empty for a single create.
 	CreateBatch string `json:"createBatch,omitempty"`
+	// NotCreated: DigitalOcean answered every create sent for this Droplet
+	// with a refusal (401, 403 or 422), so it applied nothing and deleting
+	// the Droplet needs no call to it. Cleared before any new create.
+	NotCreated bool `json:"notCreated,omitempty"`
 	// LastSynced is when the status was last read from DigitalOcean.
 	LastSynced *metav1.Time                        `json:"lastSynced,omitempty"`
 	Conditions []genericcondition.GenericCondition `json:"conditions,omitempty"`
+	// State is what the droplet is doing, or what stops it: the reason of
+	// its first failing condition, else its stage (Creating, Booting,
+	// Active, Deleting). Derived from the rest of the status on every write.
+	State string `json:"state,omitempty"`
+	// Message says more about State.
+	Message string `json:"message,omitempty"`
 }

@@ -30,7 +30,16 @@ type KeySpec struct {
 // KeyStatus mirrors what DigitalOcean reports for the key.
 type KeyStatus struct {
 	// KeyID is DigitalOcean's ID; zero until the key exists.
-	KeyID       int                                 `json:"keyID,omitempty"`
-	Fingerprint string                              `json:"fingerprint,omitempty"`
-	Conditions  []genericcondition.GenericCondition `json:"conditions,omitempty"`
+	KeyID       int    `json:"keyID,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// NotCreated: DigitalOcean has nothing of this Key: nothing was sent
+	// that could have registered it, or every create was refused (401, 403
+	// or 422). Deleting the Key then needs no call to DigitalOcean.
+	NotCreated bool                                `json:"notCreated,omitempty"`
+	Conditions []genericcondition.GenericCondition `json:"conditions,omitempty"`
+	// State is the reason of the key's first failing condition, else its
+	// stage (Creating, Active, Deleting). Derived on every status write.
+	State string `json:"state,omitempty"`
+	// Message says more about State.
+	Message string `json:"message,omitempty"`
 }

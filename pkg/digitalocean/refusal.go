@@ -1,0 +1,71 @@
+package digitalocean
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+)
+
+// RefusedSetting is the config key a refusal concerns, read from
+// DigitalOcean's message; "" when it names none (e.g. the droplet limit).
+// Unauthorized is always the token.
+func RefusedSetting(f Failure) string {
+	if f.Reason == "Unauthorized" {
+		return config.KeyTokenSecret
+	}
+	m := strings.ToLower(f.Message)
+	switch {
+	case strings.Contains(m, "size is not available"), strings.Contains(m, "invalid size"):
+		return config.KeySize
+	case strings.Contains(m, "image"):
+		return config.KeyImage
+	case strings.Contains(m, "region"):
+		return config.KeyRegion
+	case strings.Contains(m, "user_data"), strings.Contains(m, "user data"):
+		return config.KeyUserData
+	case strings.Contains(m, "vpc"):
+		return config.KeyVPCUUID
+	case strings.Contains(m, "tag"):
+		return config.KeyTags
+	}
+	return ""
+}
+
+// Origin is where a refused request's settings came from.
+type Origin struct {
+	Environment, Template string
+	// TokenSecret is the Secret the token was read from.
+	TokenSecret string
+}
+
+// Explain says what DigitalOcean refused, where it came from and how to fix
+// it, ending with DigitalOcean's own message. value gives a setting's
+// value as sent; the token itself is never named, only its Secret.
+func (f Failure) Explain(o Origin, value func(key string) string) string {
+	where := ""
+	if o.Environment != "" {
+		where = fmt.Sprintf(" from Environment %q", o.Environment)
+		if o.Template != "" {
+			where += fmt.Sprintf(" (template %q)", o.Template)
+		}
+	}
+	mapping := "template_mapping"
+	if o.Template != "" {
+		mapping = "template_mapping[" + o.Template + "]"
+	}
+	message := strings.TrimSuffix(f.Message, ".")
+	switch key := RefusedSetting(f); key {
+	case config.KeyTokenSecret:
+		return fmt.Sprintf("%s in Secret %q%s: %s. Put a valid token in that Secret, or fix environment_specifics.token-secret (or token).",
+			tokenRejected, o.TokenSecret, where, strings.TrimPrefix(message, tokenRejected+": "))
+	case "":
+		if strings.Contains(strings.ToLower(message), "droplet limit") {
+			return fmt.Sprintf("DigitalOcean refused the droplet%s: %s. Delete droplets or ask DigitalOcean to raise the account's droplet limit.", where, message)
+		}
+		return fmt.Sprintf("DigitalOcean refused the request%s: %s.", where, message)
+	default:
+		return fmt.Sprintf("DigitalOcean refused %s %q%s: %s. Fix environment_specifics.%s or %s.%s.",
+			key, value(key), where, message, key, mapping, key)
+	}
+}
