@@ -23,6 +23,7 @@ func main() {
 				Types: []interface{}{
 					v1alpha1.Droplet{},
 					v1alpha1.Key{},
+					v1alpha1.WarmPool{},
 				},
 				GenerateTypes: true,
 			},
@@ -32,6 +33,7 @@ func main() {
 					hfv1.VirtualMachine{},
 					hfv1.Environment{},
 					hfv1.VirtualMachineTemplate{},
+					hfv1.ScheduledEvent{},
 				},
 			},
 		},

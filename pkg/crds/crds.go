@@ -1,4 +1,4 @@
-// Package crds defines the Droplet and Key CustomResourceDefinitions from the Go types.
+// Package crds defines the Droplet, Key and WarmPool CustomResourceDefinitions from the Go types.
 package crds
 
 import (
@@ -71,6 +71,18 @@ func definitions() []crd.CRD {
 			WithCustomColumn(stateColumn).
 			WithCustomColumn(ageColumn).
 			WithCustomColumn(messageColumn),
+		crd.NamespacedType("WarmPool."+gv).
+			WithSchemaFromStruct(v1alpha1.WarmPool{}).
+			WithStatus().
+			WithShortNames("do-warmpool", "do-warmpools").
+			WithCategories("hobbyfarm").
+			WithColumn("Environment", ".spec.environment").
+			WithColumn("Template", ".spec.template").
+			WithCustomColumn(intColumn("Wanted", ".status.wanted")).
+			WithCustomColumn(intColumn("Ready", ".status.ready")).
+			WithCustomColumn(intColumn("Booting", ".status.booting")).
+			WithCustomColumn(intColumn("Claims", ".status.claims")).
+			WithCustomColumn(ageColumn),
 	}
 }
 

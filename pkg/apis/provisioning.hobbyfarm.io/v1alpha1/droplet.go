@@ -49,6 +49,12 @@ type DropletSpec struct {
 	// Readiness is what must hold, beyond DigitalOcean's "active", before
 	// the VM is reported running. It is never sent to DigitalOcean.
 	Readiness Readiness `json:"readiness,omitempty"`
+	// Pool marks a WarmPool's member, or, with ClaimedDropletID, the pool
+	// a VM's droplet was taken from.
+	Pool *PoolMembership `json:"pool,omitempty"`
+	// ClaimedDropletID is the pool member's droplet a VM took: it is
+	// adopted, never created.
+	ClaimedDropletID int `json:"claimedDropletID,omitempty"`
 }
 
 // Readiness is how the controller checks that a user's terminal will open.
@@ -62,6 +68,9 @@ type Readiness struct {
 	// Address is which of the droplet's addresses is dialled: public (the
 	// default when empty) or private. A VM's sshEndpoint annotation wins.
 	Address string `json:"address,omitempty"`
+	// Username is who the check logs in as when there is no VM to name
+	// one (a pool member): the config's ssh_username.
+	Username string `json:"username,omitempty"`
 }
 
 // Values of Readiness.Check and Readiness.Address.
@@ -112,4 +121,7 @@ type DropletStatus struct {
 	State string `json:"state,omitempty"`
 	// Message says more about State.
 	Message string `json:"message,omitempty"`
+	// Claim, on a pool member, is the VM that took it. Set by one
+	// conditional write, so two VMs never take the same member.
+	Claim *ClaimRef `json:"claim,omitempty"`
 }

@@ -57,3 +57,20 @@ func NewKey(namespace, name string, obj Key) *Key {
 	obj.Namespace = namespace
 	return &obj
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// WarmPoolList is a list of WarmPool resources
+type WarmPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []WarmPool `json:"items"`
+}
+
+func NewWarmPool(namespace, name string, obj WarmPool) *WarmPool {
+	obj.APIVersion, obj.Kind = SchemeGroupVersion.WithKind("WarmPool").ToAPIVersionAndKind()
+	obj.Name = name
+	obj.Namespace = namespace
+	return &obj
+}

@@ -28,8 +28,9 @@ import (
 )
 
 var (
-	DropletResourceName = "droplets"
-	KeyResourceName     = "keys"
+	DropletResourceName  = "droplets"
+	KeyResourceName      = "keys"
+	WarmPoolResourceName = "warmpools"
 )
 
 // SchemeGroupVersion is group version used to register these objects
@@ -57,6 +58,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&DropletList{},
 		&Key{},
 		&KeyList{},
+		&WarmPool{},
+		&WarmPoolList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

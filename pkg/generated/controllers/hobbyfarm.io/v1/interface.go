@@ -32,6 +32,7 @@ func init() {
 
 type Interface interface {
 	Environment() EnvironmentController
+	ScheduledEvent() ScheduledEventController
 	VirtualMachine() VirtualMachineController
 	VirtualMachineTemplate() VirtualMachineTemplateController
 }
@@ -48,6 +49,10 @@ type version struct {
 
 func (v *version) Environment() EnvironmentController {
 	return generic.NewController[*v1.Environment, *v1.EnvironmentList](schema.GroupVersionKind{Group: "hobbyfarm.io", Version: "v1", Kind: "Environment"}, "environments", true, v.controllerFactory)
+}
+
+func (v *version) ScheduledEvent() ScheduledEventController {
+	return generic.NewController[*v1.ScheduledEvent, *v1.ScheduledEventList](schema.GroupVersionKind{Group: "hobbyfarm.io", Version: "v1", Kind: "ScheduledEvent"}, "scheduledevents", true, v.controllerFactory)
 }
 
 func (v *version) VirtualMachine() VirtualMachineController {

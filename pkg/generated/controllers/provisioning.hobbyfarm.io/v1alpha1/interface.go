@@ -33,6 +33,7 @@ func init() {
 type Interface interface {
 	Droplet() DropletController
 	Key() KeyController
+	WarmPool() WarmPoolController
 }
 
 func New(controllerFactory controller.SharedControllerFactory) Interface {
@@ -51,4 +52,8 @@ func (v *version) Droplet() DropletController {
 
 func (v *version) Key() KeyController {
 	return generic.NewController[*v1alpha1.Key, *v1alpha1.KeyList](schema.GroupVersionKind{Group: "provisioning.hobbyfarm.io", Version: "v1alpha1", Kind: "Key"}, "keys", true, v.controllerFactory)
+}
+
+func (v *version) WarmPool() WarmPoolController {
+	return generic.NewController[*v1alpha1.WarmPool, *v1alpha1.WarmPoolList](schema.GroupVersionKind{Group: "provisioning.hobbyfarm.io", Version: "v1alpha1", Kind: "WarmPool"}, "warmpools", true, v.controllerFactory)
 }

@@ -1,0 +1,70 @@
+package v1alpha1
+
+import (
+	"github.com/rancher/wrangler/v3/pkg/genericcondition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WarmPoolLabel on a pool member (its Droplet, Key and Secret) names its WarmPool.
+const WarmPoolLabel = "provisioning.hobbyfarm.io/warm-pool"
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// WarmPool keeps booted, reachable droplets for one template of one
+// Environment, so that a new VM of that template takes one instead of
+// waiting for a create and a boot. It is made from the Environment's
+// warm_pool setting and controller-owned by the Environment.
+type WarmPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WarmPoolSpec   `json:"spec"`
+	Status WarmPoolStatus `json:"status,omitempty"`
+}
+
+// WarmPoolSpec is what the pool is made of.
+type WarmPoolSpec struct {
+	Environment string `json:"environment"`
+	Template    string `json:"template"`
+	// WarmPool is the configured number of droplets to keep ready.
+	WarmPool int `json:"warmPool"`
+	// Droplet is the request every member is created with; a member's
+	// name, identity tag and key differ.
+	Droplet DropletSpec `json:"droplet"`
+	// RequestHash identifies Droplet (see RequestHash); a VM whose own
+	// request has the same hash may take a member.
+	RequestHash string `json:"requestHash"`
+}
+
+// WarmPoolStatus counts the pool's members.
+type WarmPoolStatus struct {
+	// Wanted is the current target: WarmPool while an event that uses the
+	// Environment is active, within its capacity; else 0.
+	Wanted int `json:"wanted"`
+	// Ready members are reachable and unclaimed.
+	Ready int `json:"ready"`
+	// Booting members are being created or checked.
+	Booting int `json:"booting"`
+	// Claims is how many members VMs have taken so far.
+	Claims int `json:"claims"`
+	// ActiveEvents are the active scheduled events that keep the pool up.
+	ActiveEvents []string                            `json:"activeEvents,omitempty"`
+	Conditions   []genericcondition.GenericCondition `json:"conditions,omitempty"`
+}
+
+// PoolMembership marks a Droplet made for a WarmPool.
+type PoolMembership struct {
+	// Name is the WarmPool's.
+	Name string `json:"name"`
+	// RequestHash is the pool's when the member was made; a member of an
+	// older hash is replaced, never claimed.
+	RequestHash string `json:"requestHash"`
+}
+
+// ClaimRef records the VM that took a pool member.
+type ClaimRef struct {
+	VirtualMachine string      `json:"virtualMachine"`
+	UID            string      `json:"uid"`
+	At             metav1.Time `json:"at"`
+}
