@@ -343,7 +343,7 @@ func TestEverythingInReleaseNamespace(t *testing.T) {
 			}
 		})
 	}
-	// With --include-crds the only cluster-scoped objects are the chart's two CRDs.
+	// With --include-crds the only cluster-scoped objects are the chart's CRDs.
 	var crds []string
 	for _, m := range render(t, release, "team-a", "--include-crds") {
 		if m.Obj.GetKind() == "CustomResourceDefinition" {
@@ -353,7 +353,7 @@ func TestEverythingInReleaseNamespace(t *testing.T) {
 		}
 	}
 	sort.Strings(crds)
-	if want := []string{"droplets.provisioning.hobbyfarm.io", "keys.provisioning.hobbyfarm.io"}; !slices.Equal(crds, want) {
+	if want := []string{"droplets.provisioning.hobbyfarm.io", "keys.provisioning.hobbyfarm.io", "warmpools.provisioning.hobbyfarm.io"}; !slices.Equal(crds, want) {
 		t.Errorf("crds/ holds %v, want %v", crds, want)
 	}
 }
