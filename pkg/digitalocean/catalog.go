@@ -239,21 +239,7 @@ func (c *Catalogs) Image(ctx context.Context, token, ref string) (*godo.Image, e
 // listAll pages through a catalog list. Unlike ListByTag it keeps its
 // priority on later pages: nothing waits for the catalog.
 func listAll[T any](ctx context.Context, list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
-	var out []T
-	opt := &godo.ListOptions{PerPage: catalogPageSize}
-	for {
-		page, resp, err := list(ctx, opt)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if resp.Links == nil || resp.Links.IsLastPage() {
-			return out, nil
-		}
-		current, err := resp.Links.CurrentPage()
-		if err != nil {
-			return nil, err
-		}
-		opt.Page = current + 1
-	}
+	return listPages(ctx, catalogPageSize, samePriority, list)
 }
+
+func samePriority(ctx context.Context) context.Context { return ctx }

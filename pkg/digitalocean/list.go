@@ -9,10 +9,22 @@ import (
 
 // ListByTag pages through every droplet carrying tag (godo returns one page a call).
 func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Droplet, error) {
-	var out []godo.Droplet
-	opt := &godo.ListOptions{PerPage: 200}
+	// The rest of a list goes one priority up: one page held back wastes
+	// the pages before it, and with many re-reads waiting for room every
+	// freed slot went to a new list's first page that never finished.
+	return listPages(ctx, 200, raisePriority, func(ctx context.Context, opt *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
+		return client.Droplets.ListByTag(ctx, tag, opt)
+	})
+}
+
+// listPages pages through a godo list of perPage items a page. nextPage
+// gives the context of the pages after the first.
+func listPages[T any](ctx context.Context, perPage int, nextPage func(context.Context) context.Context,
+	list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
+	var out []T
+	opt := &godo.ListOptions{PerPage: perPage}
 	for {
-		page, resp, err := client.Droplets.ListByTag(ctx, tag, opt)
+		page, resp, err := list(ctx, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -25,10 +37,7 @@ func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Dro
 			return nil, err
 		}
 		opt.Page = current + 1
-		// The rest of a list goes one priority up: one page held back wastes
-		// the pages before it, and with many re-reads waiting for room every
-		// freed slot went to a new list's first page that never finished.
-		ctx = raisePriority(ctx)
+		ctx = nextPage(ctx)
 	}
 }
 

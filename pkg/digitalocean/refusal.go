@@ -2,10 +2,27 @@ package digitalocean
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 )
+
+// refusedSettings names the setting a refusal concerns by the words of
+// DigitalOcean's message, in order: the first setting one of whose words
+// the message contains wins ("size is not available in this region" names
+// the size, not the region).
+var refusedSettings = []struct {
+	key   string
+	words []string
+}{
+	{config.KeySize, []string{"size is not available", "invalid size"}},
+	{config.KeyImage, []string{"image"}},
+	{config.KeyRegion, []string{"region"}},
+	{config.KeyUserData, []string{"user_data", "user data"}},
+	{config.KeyVPCUUID, []string{"vpc"}},
+	{config.KeyTags, []string{"tag"}},
+}
 
 // RefusedSetting is the config key a refusal concerns, read from
 // DigitalOcean's message; "" when it names none (e.g. the droplet limit).
@@ -15,19 +32,10 @@ func RefusedSetting(f Failure) string {
 		return config.KeyTokenSecret
 	}
 	m := strings.ToLower(f.Message)
-	switch {
-	case strings.Contains(m, "size is not available"), strings.Contains(m, "invalid size"):
-		return config.KeySize
-	case strings.Contains(m, "image"):
-		return config.KeyImage
-	case strings.Contains(m, "region"):
-		return config.KeyRegion
-	case strings.Contains(m, "user_data"), strings.Contains(m, "user data"):
-		return config.KeyUserData
-	case strings.Contains(m, "vpc"):
-		return config.KeyVPCUUID
-	case strings.Contains(m, "tag"):
-		return config.KeyTags
+	for _, s := range refusedSettings {
+		if slices.ContainsFunc(s.words, func(word string) bool { return strings.Contains(m, word) }) {
+			return s.key
+		}
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 )
 
 func answer(status int, message string) error {
@@ -48,5 +49,25 @@ func TestExplainNamesWhatWasRefused(t *testing.T) {
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%d %q explained as %q, want it to contain %q", c.status, c.message, got, c.want)
 		}
+	}
+}
+
+func TestRefusedSettingReadsTheMessage(t *testing.T) {
+	for message, want := range map[string]string{
+		"You specified an invalid size for Droplet creation.":           config.KeySize,
+		"Size is not available in this region.":                         config.KeySize,
+		"You specified an invalid image for Droplet creation.":          config.KeyImage,
+		"You specified an invalid region for Droplet creation.":         config.KeyRegion,
+		"user_data is too long":                                         config.KeyUserData,
+		"invalid vpc_uuid":                                              config.KeyVPCUUID,
+		"tag names may only contain letters":                            config.KeyTags,
+		"creating this/these droplet(s) will exceed your droplet limit": "",
+	} {
+		if got := RefusedSetting(Failure{Reason: "Rejected", Message: message}); got != want {
+			t.Errorf("RefusedSetting(%q) = %q, want %q", message, got, want)
+		}
+	}
+	if got := RefusedSetting(Failure{Reason: "Unauthorized", Message: "invalid region"}); got != config.KeyTokenSecret {
+		t.Errorf("Unauthorized concerns %q, want the token", got)
 	}
 }

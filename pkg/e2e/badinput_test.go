@@ -31,6 +31,26 @@ func with(base map[string]string, kv ...string) map[string]string {
 	return out
 }
 
+// createUbuntuTemplate makes the template "ubuntu" the cases' VMs use.
+func (w *world) createUbuntuTemplate() {
+	w.t.Helper()
+	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// caseEnvironment is a case's Environment, not created yet: the valid
+// specifics and mapping where the case gives none.
+func (w *world) caseEnvironment(name string, specifics map[string]string, mapping map[string]map[string]string) *hfv1.Environment {
+	if specifics == nil {
+		specifics = with(validSpecifics)
+	}
+	if mapping == nil {
+		mapping = validMapping
+	}
+	return gargantuasim.Environment(w.ns, name, specifics, mapping)
+}
+
 type badInput struct {
 	name      string
 	specifics map[string]string
@@ -170,21 +190,12 @@ func runBadInput(t *testing.T, c badInput) {
 // startBadInput makes c's Environment and the VM "bad" from it.
 func startBadInput(t *testing.T, c badInput) (*world, string) {
 	w := newWorld(t, worldOptions{})
-	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
-		t.Fatal(err)
-	}
+	w.createUbuntuTemplate()
 	if c.setup != nil {
 		c.setup(w)
 	}
-	specifics, mapping := c.specifics, c.mapping
-	if specifics == nil {
-		specifics = validSpecifics
-	}
-	if mapping == nil {
-		mapping = validMapping
-	}
 	envName := c.name + "-env"
-	env := gargantuasim.Environment(w.ns, envName, specifics, mapping)
+	env := w.caseEnvironment(envName, c.specifics, c.mapping)
 	if c.name != "no-environment" {
 		env = w.createEnv(env)
 	}

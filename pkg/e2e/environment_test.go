@@ -92,21 +92,12 @@ func runEnvCheck(t *testing.T, c envCheck) {
 		ExtraSizes: []godo.Size{{Slug: "s-8vcpu-16gb", Memory: 16384, Vcpus: 8, Disk: 320, PriceMonthly: 96, PriceHourly: 0.14286,
 			Available: true, Regions: []string{"sfo3"}, Description: "Basic"}},
 	}})
-	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
-		t.Fatal(err)
-	}
+	w.createUbuntuTemplate()
 	if c.setup != nil {
 		c.setup(w)
 	}
-	specifics, mapping := c.specifics, c.mapping
-	if specifics == nil {
-		specifics = with(validSpecifics)
-	}
-	if mapping == nil {
-		mapping = map[string]map[string]string{"ubuntu": {"size": "s-1vcpu-1gb"}}
-	}
 	name := "envcheck-" + c.name
-	env := gargantuasim.Environment(w.ns, name, specifics, mapping)
+	env := w.caseEnvironment(name, c.specifics, c.mapping)
 	if c.unannotated {
 		env.Annotations = nil
 		env.Labels = map[string]string{gargantuasim.ProvisionerKey: "digitalocean"}
@@ -142,9 +133,7 @@ func runEnvCheck(t *testing.T, c envCheck) {
 // cached per token.
 func TestCatalogCostsAHandfulOfRequestsPerToken(t *testing.T) {
 	w := newWorld(t, worldOptions{})
-	if _, err := w.hf.Templates.Create(gargantuasim.Template(w.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
-		t.Fatal(err)
-	}
+	w.createUbuntuTemplate()
 	var names []string
 	written := map[string]*hfv1.Environment{}
 	for i := range 5 {

@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"sync/atomic"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // CostKey is what hf_do_hourly_cost_dollars is broken down by.
 type CostKey struct {
@@ -16,30 +12,18 @@ type CostKey struct {
 // HourlyCost makes hf_do_hourly_cost_dollars come from cost, read at
 // scrape time. The last call wins (tests run the controller several times).
 func HourlyCost(cost func() map[CostKey]float64) {
-	hourlyCost.cost.Store(&cost)
+	hourlyCost.set(cost)
 }
-
-var hourlyCost = &costCollector{}
 
 var hourlyCostDesc = prometheus.NewDesc("hf_do_hourly_cost_dollars",
 	"What the existing droplets cost per hour in US dollars (the sum of their sizes' hourly prices), by Environment and scheduled event (empty when none is known).",
 	[]string{"environment", "scheduled_event"}, nil)
 
-type costCollector struct {
-	cost atomic.Pointer[func() map[CostKey]float64]
-}
-
-func (c *costCollector) Describe(ch chan<- *prometheus.Desc) { ch <- hourlyCostDesc }
-
-func (c *costCollector) Collect(ch chan<- prometheus.Metric) {
-	cost := c.cost.Load()
-	if cost == nil {
-		return
-	}
-	for key, dollars := range (*cost)() {
+var hourlyCost = newScraped(func(cost map[CostKey]float64, ch chan<- prometheus.Metric) {
+	for key, dollars := range cost {
 		ch <- prometheus.MustNewConstMetric(hourlyCostDesc, prometheus.GaugeValue, dollars, key.Environment, key.ScheduledEvent)
 	}
-}
+}, hourlyCostDesc)
 
 func init() {
 	Registry.MustRegister(hourlyCost)

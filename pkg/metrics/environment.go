@@ -15,11 +15,7 @@ func init() {
 
 // SetEnvironmentConfigValid records the verdict on one template of an Environment.
 func SetEnvironmentConfigValid(environment, template string, valid bool) {
-	v := 0.0
-	if valid {
-		v = 1
-	}
-	EnvironmentConfigValid.WithLabelValues(environment, template).Set(v)
+	EnvironmentConfigValid.WithLabelValues(environment, template).Set(gaugeValue(valid))
 }
 
 // ForgetEnvironmentTemplate removes the series of a template no longer in

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,18 +27,14 @@ const (
 // PendingFrom makes hf_do_oldest_pending_seconds{stage} and hf_do_deletes_pending
 // come from read, called at scrape time. The last call wins, as for DropletsByStatus.
 func PendingFrom(read func() Pending) {
-	pending.read.Store(&read)
+	pending.set(read)
 }
 
 // SetControllerReady sets hf_do_controller_ready: 1 while this replica runs the
 // controllers with synced caches (it leads, with leader election), else 0.
 // Standby replicas report 0, so "no replica at 1" means nothing provisions.
 func SetControllerReady(ready bool) {
-	v := 0.0
-	if ready {
-		v = 1
-	}
-	controllerReady.Set(v)
+	controllerReady.Set(gaugeValue(ready))
 }
 
 var controllerReady = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -55,27 +50,11 @@ var (
 		"Droplet objects being deleted whose DigitalOcean delete is not confirmed yet.", nil, nil)
 )
 
-var pending = &pendingCollector{}
-
-type pendingCollector struct {
-	read atomic.Pointer[func() Pending]
-}
-
-func (c *pendingCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- oldestPendingDesc
-	ch <- deletesPendingDesc
-}
-
-func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
-	read := c.read.Load()
-	if read == nil {
-		return // this replica runs no controllers: it knows nothing pending
-	}
-	p := (*read)()
+var pending = newScraped(func(p Pending, ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, p.OldestProvisioning.Seconds(), StageProvisioning)
 	ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, p.OldestDeleting.Seconds(), StageDeleting)
 	ch <- prometheus.MustNewConstMetric(deletesPendingDesc, prometheus.GaugeValue, float64(p.Deleting))
-}
+}, oldestPendingDesc, deletesPendingDesc)
 
 func init() {
 	Registry.MustRegister(controllerReady, pending)

@@ -19,14 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// testWriter shows the playground's progress in `go test -v` as it happens.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
-
 func TestRunCreatesVMsPrintsWorkingSSHAndCleansUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -37,7 +29,7 @@ func TestRunCreatesVMsPrintsWorkingSSHAndCleansUp(t *testing.T) {
 		VMs: 2, BootDelay: 300 * time.Millisecond, BaseDir: t.TempDir(), Result: &res,
 		// Cancelling here is what Ctrl-C does once the user has seen the hints.
 		OnReady: func() { ready = true; cancel() },
-	}, io.MultiWriter(&out, testWriter{t}))
+	}, io.MultiWriter(&out, testutil.LogWriter(t)))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -83,7 +75,7 @@ func TestStaticPathSessionsAndTeardown(t *testing.T) {
 			VMs: 2, BootDelay: 300 * time.Millisecond, BaseDir: t.TempDir(), Result: &res,
 			Gargantua: gargantuasim.V3_0, StatePath: statePath,
 			OnReady: func() { close(ready) },
-		}, io.MultiWriter(&out, testWriter{t}))
+		}, io.MultiWriter(&out, testutil.LogWriter(t)))
 	}()
 	select {
 	case <-ready:
@@ -139,7 +131,7 @@ func TestStaticPathSessionsAndTeardown(t *testing.T) {
 	}
 
 	var startOut bytes.Buffer
-	info, err := StartSession(ctx, statePath, "alice", io.MultiWriter(&startOut, testWriter{t}))
+	info, err := StartSession(ctx, statePath, "alice", io.MultiWriter(&startOut, testutil.LogWriter(t)))
 	if err != nil {
 		t.Fatalf("session start: %v", err)
 	}
@@ -161,7 +153,7 @@ func TestStaticPathSessionsAndTeardown(t *testing.T) {
 	}
 
 	// Ended by its session's name, as Gargantua's session controller would.
-	if err := EndSession(ctx, statePath, info.Name, testWriter{t}); err != nil {
+	if err := EndSession(ctx, statePath, info.Name, testutil.LogWriter(t)); err != nil {
 		t.Fatalf("session end: %v", err)
 	}
 	after := setVMs()
@@ -253,7 +245,7 @@ func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
 		OnReady: func() { close(abort); cancel() },
 		cleanupFaults: &fake.Faults{Rules: map[string]fake.FaultRule{
 			fake.RouteDeleteDroplet: refuse, fake.RouteDeleteDropletsByTag: refuse, fake.RouteDeleteKey: refuse}},
-	}, io.MultiWriter(&out, testWriter{t}))
+	}, io.MultiWriter(&out, testutil.LogWriter(t)))
 	if err == nil {
 		t.Fatal("Run succeeded although cleanup was aborted at once")
 	}

@@ -2,10 +2,10 @@ package droplet
 
 import (
 	"fmt"
-	"slices"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 )
@@ -15,38 +15,27 @@ const (
 	StateCreating = "Creating"
 	StateBooting  = "Booting"
 	StateActive   = "Active"
-	StateDeleting = "Deleting"
+	StateDeleting = statecolumn.Deleting
 )
 
-// failureOrder is the order in which conditions are searched for the one
-// that names a Droplet's state: the way a VM goes, so that the cause comes
-// before what it causes (a bad config before a create never sent).
-var failureOrder = []condition.Cond{
-	v1alpha1.Configured, v1alpha1.KeyPair, v1alpha1.Created, v1alpha1.Ready, v1alpha1.Reachable,
-}
-
-// onTheWay are the False reasons that are the normal way to Active, not a
-// failure: the stage says them.
-var onTheWay = map[condition.Cond][]string{
-	v1alpha1.Created:   {"Creating"},
-	v1alpha1.Ready:     {"Booting"},
-	v1alpha1.Reachable: {sshprobe.ReasonUnreachable, sshprobe.ReasonCloudInitRunning},
+var stateRules = statecolumn.Rules{
+	// The way a VM goes: a bad config before a create never sent.
+	Order: []condition.Cond{
+		v1alpha1.Configured, v1alpha1.KeyPair, v1alpha1.Created, v1alpha1.Ready, v1alpha1.Reachable,
+	},
+	OnTheWay: map[condition.Cond][]string{
+		v1alpha1.Created:   {"Creating"},
+		v1alpha1.Ready:     {"Booting"},
+		v1alpha1.Reachable: {sshprobe.ReasonUnreachable, sshprobe.ReasonCloudInitRunning},
+	},
+	Deleting: "deleting the droplet in DigitalOcean",
 }
 
 // State is what `kubectl get droplets` shows for d: the reason and message
-// of its first failing condition, else its stage. A Droplet being deleted
-// is past provisioning: only the delete's own failure counts then.
+// of its first failing condition, else its stage.
 func State(d *v1alpha1.Droplet) (state, message string) {
-	if d.DeletionTimestamp != nil {
-		if v1alpha1.Deleting.IsFalse(d) {
-			return v1alpha1.Deleting.GetReason(d), v1alpha1.Deleting.GetMessage(d)
-		}
-		return StateDeleting, "deleting the droplet in DigitalOcean"
-	}
-	for _, cond := range failureOrder {
-		if reason := cond.GetReason(d); cond.IsFalse(d) && !slices.Contains(onTheWay[cond], reason) {
-			return reason, cond.GetMessage(d)
-		}
+	if state, message, found := stateRules.Stopped(d); found {
+		return state, message
 	}
 	switch {
 	case d.Status.DropletID == 0:

@@ -2,6 +2,7 @@ package environment
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +49,7 @@ func catalogProblems(cat *digitalocean.Catalog, cfg *config.Droplet, image *godo
 	case image == nil:
 		add(config.KeyImage, ReasonNotInCatalog, "%q is not an image DigitalOcean has for this token; see GET /v2/images?type=distribution (doctl compute image list-distribution), e.g. %s, or use a snapshot's numeric ID",
 			cfg.Image, suggest(imageSlugs(cat, cfg.Image)))
-	case regionOK && len(image.Regions) > 0 && !contains(image.Regions, cfg.Region):
+	case regionOK && len(image.Regions) > 0 && !slices.Contains(image.Regions, cfg.Region):
 		add(config.KeyImage, ReasonNotInRegion, "image %q is not available in region %q (%s); transfer it there or use a region it is in, e.g. %s",
 			cfg.Image, cfg.Region, l.locate(config.KeyRegion), suggest(image.Regions))
 	}
@@ -121,13 +122,4 @@ func suggest(slugs []string) string {
 		return "none offered to this token"
 	}
 	return strings.Join(slugs[:min(len(slugs), maxSuggestions)], ", ")
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -67,25 +67,43 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// session runs `session start|end` and returns the exit code.
-func session(args []string) int {
-	name := command + " session"
-	fs, user, state := sessionFlags()
+// verb is one subcommand of a command group, such as `vm add`.
+type verb struct {
+	name string
+	// args is how many arguments it takes after its name.
+	args int
+	run  func(ctx context.Context, args []string) error
+}
+
+// runVerb parses args with fs and runs the verb they name, Ctrl-C ending
+// its wait; want lists the verbs for the usage error. It returns the exit code.
+func runVerb(name string, fs *flag.FlagSet, args []string, want string, verbs ...verb) int {
 	positional, _, err := parseArgs(fs, args)
 	if err != nil {
 		return usageResult(name, err)
 	}
-	ctx, stop := interruptible()
-	defer stop()
-	switch {
-	case len(positional) == 1 && positional[0] == "start":
-		_, err = playground.StartSession(ctx, *state, *user, os.Stdout)
-	case len(positional) == 2 && positional[0] == "end":
-		err = playground.EndSession(ctx, *state, positional[1], os.Stdout)
-	default:
-		return usageResult(name, fmt.Errorf("want start [--user U] or end <vm-or-session>, not %q", args))
+	for _, v := range verbs {
+		if len(positional) == 1+v.args && positional[0] == v.name {
+			ctx, stop := interruptible()
+			defer stop()
+			return result(name, v.run(ctx, positional[1:]))
+		}
 	}
-	return result(name, err)
+	return usageResult(name, fmt.Errorf("want %s, not %q", want, args))
+}
+
+// session runs `session start|end` and returns the exit code.
+func session(args []string) int {
+	fs, user, state := sessionFlags()
+	return runVerb(command+" session", fs, args, "start [--user U] or end <vm-or-session>",
+		verb{"start", 0, func(ctx context.Context, _ []string) error {
+			_, err := playground.StartSession(ctx, *state, *user, os.Stdout)
+			return err
+		}},
+		verb{"end", 1, func(ctx context.Context, args []string) error {
+			return playground.EndSession(ctx, *state, args[0], os.Stdout)
+		}},
+	)
 }
 
 func sessionFlags() (fs *flag.FlagSet, user, state *string) {
@@ -98,29 +116,20 @@ func sessionFlags() (fs *flag.FlagSet, user, state *string) {
 
 // vm runs `vm add|list|delete` and returns the exit code.
 func vm(args []string) int {
-	name := command + " vm"
 	fs, opts, wait, state := vmFlags()
-	positional, _, err := parseArgs(fs, args)
-	if err != nil {
-		return usageResult(name, err)
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	switch {
-	case len(positional) == 1 && positional[0] == "add":
-		var names []string
-		names, err = playground.AddVMs(*state, *opts, os.Stdout)
-		if err == nil && *wait {
-			err = playground.WaitVMsRunning(ctx, *state, names, os.Stdout)
-		}
-	case len(positional) == 1 && positional[0] == "list":
-		err = playground.ListVMs(*state, os.Stdout)
-	case len(positional) == 2 && positional[0] == "delete":
-		err = playground.DeleteVM(ctx, *state, positional[1], os.Stdout)
-	default:
-		return usageResult(name, fmt.Errorf("want add, list or delete <vm>, not %q", args))
-	}
-	return result(name, err)
+	return runVerb(command+" vm", fs, args, "add, list or delete <vm>",
+		verb{"add", 0, func(ctx context.Context, _ []string) error {
+			names, err := playground.AddVMs(*state, *opts, os.Stdout)
+			if err == nil && *wait {
+				err = playground.WaitVMsRunning(ctx, *state, names, os.Stdout)
+			}
+			return err
+		}},
+		verb{"list", 0, func(context.Context, []string) error { return playground.ListVMs(*state, os.Stdout) }},
+		verb{"delete", 1, func(ctx context.Context, args []string) error {
+			return playground.DeleteVM(ctx, *state, args[0], os.Stdout)
+		}},
+	)
 }
 
 func vmFlags() (fs *flag.FlagSet, opts *playground.AddVMOptions, wait *bool, state *string) {

@@ -20,14 +20,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// testWriter shows the playground's output in `go test -v` as it happens.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
-
 // TestHelpersAndCtrlC runs the playground program, drives it with its own
 // commands as an operator would from another terminal (vm add, a VM made the
 // raw way, vm list, ssh, session start/end, vm delete), then sends SIGINT and
@@ -42,7 +34,7 @@ func TestHelpersAndCtrlC(t *testing.T) {
 	var out testutil.SyncBuffer
 	pg := exec.Command(exe, "--vms", "1", "--boot-delay", "300ms", "--state", state)
 	pg.Env = append(os.Environ(), asMainEnv+"=1")
-	pg.Stdout = io.MultiWriter(&out, testWriter{t})
+	pg.Stdout = io.MultiWriter(&out, testutil.LogWriter(t))
 	pg.Stderr = pg.Stdout
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
