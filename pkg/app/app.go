@@ -12,6 +12,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
@@ -201,7 +202,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
 		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted},
-		applier, vms, envs, templates, secrets, droplets, keys, recorder)
+		applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
 		SSHPort: opts.SSHPort},
@@ -209,6 +210,8 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
 	environment.Register(ctx, envs, templates, secrets, catalogs, recorder)
+	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID}, envs, templates,
+		hf.Hobbyfarm().V1().ScheduledEvent(), vms, prov.Provisioning().V1alpha1().WarmPool(), droplets, keys, secrets, recorder)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
 	metrics.PendingFrom(pendingFrom(vms.Cache(), droplets.Cache(), time.Now))
@@ -216,7 +219,8 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	synced := make(chan struct{})
 	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
 		Interval: opts.SweepInterval, Grace: opts.OrphanGrace},
-		clients, vms.Cache(), envs.Cache(), droplets.Cache(), keys.Cache(), secrets.Cache(), synced)
+		clients, vms.Cache(), envs.Cache(), droplets.Cache(), keys.Cache(), secrets.Cache(),
+		prov.Provisioning().V1alpha1().WarmPool().Cache(), synced)
 
 	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
 		return err

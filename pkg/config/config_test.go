@@ -85,6 +85,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"tags", "ok,has space", "tags", "not a valid DigitalOcean tag"},
 		{"tags", strings.Repeat("t", 256), "tags", "not a valid"},
 		{"vpc_uuid", "vpc-1", "vpc_uuid", "not a UUID"},
+		{"warm_pool", "-1", "warm_pool", "not a whole number"},
+		{"warm_pool", "101", "warm_pool", "0 to 100"},
+		{"warm_pool", "five", "warm_pool", "not a whole number"},
 	} {
 		s := valid()
 		s[c.key] = c.value
@@ -251,5 +254,19 @@ func TestSSHKeyScope(t *testing.T) {
 		if !errors.As(err, &cfgErr) || cfgErr.Key != KeySSHKeyScope || !strings.Contains(cfgErr.Fix, `"environment"`) {
 			t.Errorf("ssh_key_scope=%q: error %v, want a *Error on ssh_key_scope naming the scopes", value, err)
 		}
+	}
+}
+
+func TestWarmPool(t *testing.T) {
+	for value, want := range map[string]int{"": 0, "0": 0, " 5 ": 5, "100": 100} {
+		s := valid()
+		s[KeyWarmPool] = value
+		d, err := Parse(s, "here")
+		if err != nil || d.WarmPool != want {
+			t.Errorf("warm_pool=%q: %v, %v; want %d", value, d, err, want)
+		}
+	}
+	if got := UnknownKeys(map[string]string{"warm_pool": "1", "warm-pool": "1"}); len(got) != 1 || got["warm-pool"] != KeyWarmPool {
+		t.Errorf("unknown keys %v, want only warm-pool suggesting warm_pool", got)
 	}
 }

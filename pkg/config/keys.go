@@ -28,7 +28,13 @@ const (
 	KeyReadyTimeout = "ready_timeout"
 	// KeySSHAddress is which droplet address the check dials: public or private.
 	KeySSHAddress = "ssh_address"
+	// KeyWarmPool is how many booted, unclaimed droplets of a template to
+	// keep while an event that uses the Environment is active.
+	KeyWarmPool = "warm_pool"
 )
+
+// MaxWarmPool keeps a typo (5000 for 50) from booting a fleet.
+const MaxWarmPool = 100
 
 // DefaultReadyTimeout covers a droplet's boot and a typical cloud-init run.
 const DefaultReadyTimeout = 10 * time.Minute
@@ -49,6 +55,7 @@ var knownKeys = map[string]bool{
 	KeyBackups: true, KeyIPv6: true, KeyMonitoring: true, KeyPrivateNetworking: true,
 	KeyUserData: true, KeyTags: true, KeyVPCUUID: true, KeySSHUsername: true,
 	KeySSHKeyType: true, KeySSHKeyScope: true, KeyReadyCheck: true, KeyReadyTimeout: true, KeySSHAddress: true,
+	KeyWarmPool:    true,
 	"cloud_config": true, "name": true, "ssh_key_name": true, "webinterfaces": true,
 }
 

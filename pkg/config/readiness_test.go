@@ -18,6 +18,22 @@ func TestReadinessDefaults(t *testing.T) {
 	if r.Check != v1alpha1.ReadyCheckSSH || r.Address != v1alpha1.AddressPublic || r.Timeout.Duration != DefaultReadyTimeout {
 		t.Errorf("defaults = %+v, want ssh, public, %s", r, DefaultReadyTimeout)
 	}
+	if r.Username != DefaultSSHUsername {
+		t.Errorf("username = %q, want %q", r.Username, DefaultSSHUsername)
+	}
+}
+
+// A pool member's check has no VM to name the user: ssh_username is in the spec.
+func TestReadinessUsernameIsSSHUsername(t *testing.T) {
+	s := valid()
+	s[KeySSHUsername] = "ubuntu"
+	d, err := Parse(s, "here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Readiness.Username != "ubuntu" {
+		t.Errorf("readiness username = %q, want ubuntu", d.Readiness.Username)
+	}
 }
 
 func TestReadinessSettings(t *testing.T) {

@@ -64,6 +64,9 @@ const (
 	PriorityDelete Priority = iota
 	// PriorityCreate is for creating droplets and keys.
 	PriorityCreate
+	// PriorityPool is for refilling a warm pool: below a real VM's create,
+	// which a user waits for, above re-reading what exists.
+	PriorityPool
 	// PriorityResync is for re-reading what exists.
 	PriorityResync
 	// PriorityCatalog is for reading DigitalOcean's catalog (regions,
@@ -72,13 +75,13 @@ const (
 )
 
 func (p Priority) String() string {
-	return [...]string{"delete", "create", "resync", "catalog"}[p]
+	return [...]string{"delete", "create", "pool", "resync", "catalog"}[p]
 }
 
 // usableShare is the part of a window's budget each priority may fill: the
 // rest is kept for the priorities before it, so a flood of creates (or of
 // resyncs) can never take the slots a delete needs.
-var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityResync: 0.7, PriorityCatalog: 0.5}
+var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityPool: 0.8, PriorityResync: 0.7, PriorityCatalog: 0.5}
 
 type priorityKey struct{}
 
@@ -93,7 +96,12 @@ func raisePriority(ctx context.Context) context.Context {
 	if !ok {
 		p = PriorityResync
 	}
-	return WithPriority(ctx, max(PriorityDelete, p-1))
+	up := max(PriorityDelete, p-1)
+	if up == PriorityPool {
+		// A resync's pages are not a pool refill: keep them where they were.
+		up = PriorityCreate
+	}
+	return WithPriority(ctx, up)
 }
 
 // priorityOf is the request's marked priority, else one guessed from its method.

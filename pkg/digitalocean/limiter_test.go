@@ -50,6 +50,24 @@ func TestLimiterKeepsRoomForHigherPriorities(t *testing.T) {
 	}
 }
 
+func TestLimiterPutsPoolRefillsBetweenCreatesAndResyncs(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := newLimiter(LimiterOptions{Limits: []RateLimit{{Requests: 100, Window: time.Minute}}, Headroom: 0.1})
+	// Budget 90: pool refills may fill 80% of it (72), real creates 85% (77).
+	if n := fill(l, PriorityPool, now); n != 72 {
+		t.Errorf("pool refills let through: %d, want 72", n)
+	}
+	if _, wait := l.reserve(PriorityResync, now); wait <= 0 {
+		t.Error("a resync went after the pool refills filled their share")
+	}
+	if n := fill(l, PriorityCreate, now); n != 77-72 {
+		t.Errorf("creates after the pool refills: %d, want %d", n, 77-72)
+	}
+	if PriorityPool.String() != "pool" {
+		t.Errorf("held-back label %q, want pool", PriorityPool.String())
+	}
+}
+
 func TestLimiterCountsInFlightRequests(t *testing.T) {
 	now := time.Unix(1000, 0)
 	l := newLimiter(LimiterOptions{Limits: []RateLimit{{Requests: 10, Window: time.Second}}, Headroom: 0.1})

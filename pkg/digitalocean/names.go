@@ -15,6 +15,7 @@ const (
 	tagVMPrefix           = "hfdo-vm:"
 	tagVMNamePrefix       = "hfdo-vmname:"
 	tagBatchPrefix        = "hfdo-batch:"
+	tagPoolPrefix         = "hfdo-pool:"
 	// reservedTagPrefix starts every identifying tag but TagManaged.
 	reservedTagPrefix = "hfdo-"
 	maxTagLength      = 255
@@ -24,6 +25,13 @@ const (
 // VMTag identifies the one droplet of a VM by the VM's UID, which is unique
 // forever, so a lookup by it can never adopt another VM's droplet.
 func VMTag(vmUID string) string { return tagVMPrefix + vmUID }
+
+// PoolTag marks a warm-pool droplet with its WarmPool's UID, so the orphan
+// sweep can tell a droplet of a live pool from one whose pool is gone.
+func PoolTag(poolUID string) string { return tagPoolPrefix + poolUID }
+
+// PoolUIDOfTag is the WarmPool UID a PoolTag names, if tag is one.
+func PoolUIDOfTag(tag string) (string, bool) { return strings.CutPrefix(tag, tagPoolPrefix) }
 
 // InstallationTag marks everything one installation of the controller makes.
 func InstallationTag(installationID string) string {
@@ -43,6 +51,24 @@ func DropletTags(installationID, namespace, vmName, vmUID string, extra []string
 		truncateTag(tagVMNamePrefix + sanitizeTag(vmName)),
 		VMTag(vmUID),
 	}
+	return appendUnreserved(tags, extra)
+}
+
+// PoolDropletTags are a warm pool member's tags: those of a VM's droplet
+// but the VM name, with identity (a fresh UUID, so adopt-by-tag recovery
+// works as for a VM) in the VM tag, and the pool's tag.
+func PoolDropletTags(installationID, namespace, identity, poolUID string, extra []string) []string {
+	tags := []string{
+		TagManaged,
+		InstallationTag(installationID),
+		truncateTag(tagNamespacePrefix + sanitizeTag(namespace)),
+		VMTag(identity),
+		PoolTag(poolUID),
+	}
+	return appendUnreserved(tags, extra)
+}
+
+func appendUnreserved(tags, extra []string) []string {
 	for _, t := range extra {
 		if !IsReservedTag(t) {
 			tags = append(tags, t)

@@ -52,3 +52,24 @@ func TestTokenHashHidesTheToken(t *testing.T) {
 		t.Errorf("TokenHash = %q", h)
 	}
 }
+
+// A pool member is found by its identity like a VM's droplet, and by its
+// pool's tag; extra tags never add a reserved one.
+func TestPoolDropletTags(t *testing.T) {
+	tags := PoolDropletTags("inst", "ns", "identity-uid", "pool-uid", []string{"team:a", "hfdo-pool:other", "hobbyfarm-provisioner"})
+	if VMUIDFromTags(tags) != "identity-uid" {
+		t.Errorf("identity from %v = %q, want identity-uid", tags, VMUIDFromTags(tags))
+	}
+	var pools []string
+	for _, tag := range tags {
+		if uid, ok := PoolUIDOfTag(tag); ok {
+			pools = append(pools, uid)
+		}
+		if strings.HasPrefix(tag, tagVMNamePrefix) {
+			t.Errorf("a pool member carries a VM name tag: %v", tags)
+		}
+	}
+	if len(pools) != 1 || pools[0] != "pool-uid" || tags[len(tags)-1] != "team:a" || len(tags) != 6 {
+		t.Errorf("tags %v: want one pool tag naming pool-uid and the extra team:a only", tags)
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -60,6 +61,8 @@ type worldOptions struct {
 	configErrorGrace time.Duration
 	// keepTainted turns off the deletion of tainted VMs.
 	keepTainted bool
+	// workers is the controller's workers per kind (4 when zero).
+	workers int
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -101,7 +104,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		o.activeResync = 30 * time.Second
 	}
 	apptest.Start(t, app.Options{
-		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: 4,
+		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: cmp.Or(o.workers, 4),
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
 		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,

@@ -32,6 +32,7 @@ type Clients struct {
 	Secrets   corecontrollers.SecretClient
 	VMSets    VMSetClient
 	Claims    ClaimClient
+	Events    hfcontrollers.ScheduledEventClient
 }
 
 // VMSetClient and ClaimClient are typed clients for the kinds the provisioner
@@ -54,6 +55,7 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	v1 := hf.Hobbyfarm().V1()
 	return &Clients{
 		VMs: v1.VirtualMachine(), Envs: v1.Environment(), Templates: v1.VirtualMachineTemplate(), Secrets: c.Core().V1().Secret(),
+		Events: v1.ScheduledEvent(),
 		VMSets: generic.NewController[*hfv1.VirtualMachineSet, *hfv1.VirtualMachineSetList](
 			hfv1.SchemeGroupVersion.WithKind("VirtualMachineSet"), "virtualmachinesets", true, hf.ControllerFactory()),
 		Claims: generic.NewController[*hfv1.VirtualMachineClaim, *hfv1.VirtualMachineClaimList](

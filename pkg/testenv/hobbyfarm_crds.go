@@ -39,6 +39,13 @@ func HobbyFarmCRDs() []*apiextensionsv1.CustomResourceDefinition {
 			WithStatus().
 			WithColumn("Available", ".status.available").
 			WithColumn("Provisioned", ".status.provisioned"),
+		// Its active events keep warm pools up.
+		crd.NamespacedType("ScheduledEvent.hobbyfarm.io/v1").
+			WithSchemaFromStruct(hfv1.ScheduledEvent{}).
+			WithStatus().
+			WithColumn("AccessCode", ".spec.access_code").
+			WithColumn("Active", ".status.active").
+			WithColumn("Finished", ".status.finished"),
 	}
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(defs))
 	for _, d := range defs {

@@ -14,7 +14,7 @@ func TestHobbyFarmCRDSchemasAreStructuralAndPruning(t *testing.T) {
 		crds[c.Name] = c
 	}
 	for _, name := range []string{"virtualmachines.hobbyfarm.io", "environments.hobbyfarm.io", "virtualmachinetemplates.hobbyfarm.io",
-		"virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io"} {
+		"virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io", "scheduledevents.hobbyfarm.io"} {
 		c := crds[name]
 		if c == nil {
 			t.Fatalf("missing CRD %s", name)
@@ -39,7 +39,7 @@ func TestHobbyFarmCRDSchemasAreStructuralAndPruning(t *testing.T) {
 	}
 
 	// Gargantua writes the status of these three through the status subresource.
-	for _, name := range []string{"virtualmachines.hobbyfarm.io", "virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io"} {
+	for _, name := range []string{"virtualmachines.hobbyfarm.io", "virtualmachineclaims.hobbyfarm.io", "virtualmachinesets.hobbyfarm.io", "scheduledevents.hobbyfarm.io"} {
 		v := crds[name].Spec.Versions[0]
 		if v.Subresources == nil || v.Subresources.Status == nil {
 			t.Errorf("%s must have the status subresource", name)

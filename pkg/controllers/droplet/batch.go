@@ -13,7 +13,6 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/sirupsen/logrus"
 )
 
 // maxBatch is DigitalOcean's limit of names per multi-create request.
@@ -175,7 +174,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 		answered = append(answered, m)
 	}
 	h.writeMates(d, answered, h.opts.BootResync)
-	logrus.WithField("vm", members[0].Spec.VirtualMachine).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
+	logFor(members[0]).WithField("batch", batch).Infof("created %d droplets in one request", len(created))
 	return after, intentErr
 }
 
@@ -214,7 +213,7 @@ func (h *handler) writeMate(m *v1alpha1.Droplet) {
 	held := h.takeHeld(m)
 	written, err := h.droplets.UpdateStatus(m)
 	if err != nil {
-		logrus.WithField("vm", m.Spec.VirtualMachine).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
+		logFor(m).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
 		h.droplets.Enqueue(m.Namespace, m.Name)
 		return
 	}

@@ -8,13 +8,34 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/generic"
-	"github.com/sirupsen/logrus"
 )
 
 // cleanup deletes the droplet in DigitalOcean and lets the Droplet go once
 // DigitalOcean has accepted every delete.
 func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
-	log := logrus.WithField("vm", d.Spec.VirtualMachine)
+	log := logFor(d)
+	if d.Spec.ClaimedDropletID != 0 && d.Status.DropletID == 0 {
+		// Taken from a pool but never recorded: the pool member still owns
+		// the droplet, and its cleanup deletes it unless a VM recorded it.
+		log.WithField("droplet", d.Spec.ClaimedDropletID).Info("releasing a claim never recorded; the pool member owns the droplet")
+		h.forget(d)
+		return d, nil
+	}
+	if IsPoolMember(d) && d.Status.Claim != nil && !v1alpha1.ForceReleaseRequested(d) {
+		verdict, err := h.claimedMember(d)
+		switch {
+		case err != nil:
+			return d, err
+		case verdict == handedOver:
+			h.releaseHandedOver(d)
+			return d, nil
+		case verdict == awaitHandover:
+			h.droplets.EnqueueAfter(d.Namespace, d.Name, handoverPoll)
+			return d, generic.ErrSkip
+		}
+		log.WithField("droplet", d.Status.DropletID).WithField("claimed_by", d.Status.Claim.VirtualMachine).
+			Info("the VM that took this pool droplet is gone without recording it; deleting it")
+	}
 	if vm := h.vmOf(d); vm != nil && vm.DeletionTimestamp == nil {
 		// Deleted by hand while its VM lives: the VM handler makes a new
 		// Droplet, which adopts the same droplet by its tag or, made by a

@@ -88,6 +88,10 @@ func HourlyCost(cache provcontrollers.DropletCache) func() map[metrics.CostKey]f
 	}
 }
 
+// WarmPoolCostEvent is hf_do_hourly_cost_dollars' scheduled_event for
+// unclaimed warm pool members.
+const WarmPoolCostEvent = "warm-pool"
+
 // hourlyCost sums the hourly prices of the droplets that exist in
 // DigitalOcean (deleting ones too: they bill until DigitalOcean deletes
 // them, and then their Droplet goes) by Environment and scheduled event.
@@ -98,7 +102,15 @@ func hourlyCost(droplets []*v1alpha1.Droplet) map[metrics.CostKey]float64 {
 		if d.Status.DropletID == 0 || err != nil {
 			continue
 		}
-		key := metrics.CostKey{Environment: d.Annotations[v1alpha1.EnvironmentAnnotation], ScheduledEvent: d.Labels[ScheduledEventLabel]}
+		event := d.Labels[ScheduledEventLabel]
+		if d.Spec.Pool != nil && d.Spec.VirtualMachine == "" {
+			if d.Status.Claim != nil {
+				// The claiming VM's Droplet counts it once it records the ID.
+				continue
+			}
+			event = WarmPoolCostEvent
+		}
+		key := metrics.CostKey{Environment: d.Annotations[v1alpha1.EnvironmentAnnotation], ScheduledEvent: event}
 		out[key] += price
 	}
 	return out

@@ -52,6 +52,25 @@ func TestHourlyCostSumsExistingDropletsByEnvironmentAndEvent(t *testing.T) {
 	}
 }
 
+// Unclaimed pool members count under scheduled_event "warm-pool"; a claimed
+// one is left to its VM's Droplet, so it is never counted twice.
+func TestHourlyCostCountsWarmPoolMembers(t *testing.T) {
+	member := func(id int, claimed bool) *v1alpha1.Droplet {
+		d := pricedDroplet(id, "env-a", "", "0.00893")
+		d.Spec.VirtualMachine = ""
+		d.Spec.Pool = &v1alpha1.PoolMembership{Name: "env-a-t", RequestHash: "h"}
+		if claimed {
+			d.Status.Claim = &v1alpha1.ClaimRef{VirtualMachine: "vm-1", UID: "u"}
+		}
+		return d
+	}
+	got := hourlyCost([]*v1alpha1.Droplet{member(1, false), member(2, false), member(3, true), pricedDroplet(4, "env-a", "", "0.00893")})
+	if len(got) != 2 || got[metrics.CostKey{Environment: "env-a", ScheduledEvent: WarmPoolCostEvent}] != 2*0.00893 ||
+		got[metrics.CostKey{Environment: "env-a"}] != 0.00893 {
+		t.Errorf("hourly cost %v, want 2 unclaimed members under warm-pool and 1 VM droplet", got)
+	}
+}
+
 func TestObservePriceFromTheSizeDigitalOceanReturns(t *testing.T) {
 	_, client, _ := newDeleteWorld(t)
 	created, _, err := client.Droplets.Create(context.Background(), &godo.DropletCreateRequest{

@@ -8,7 +8,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -34,6 +33,6 @@ func (h *handler) forceRelease(d *v1alpha1.Droplet) {
 	tag := digitalocean.VMTag(uid)
 	message := fmt.Sprintf("released by %s without deleting in DigitalOcean: %s may still exist and bill; "+
 		"find it with `doctl compute droplet list --tag-name %s` and delete it there", v1alpha1.ForceReleaseAnnotation, what, tag)
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", d.Status.DropletID).Warn(message)
+	logFor(d).WithField("droplet", d.Status.DropletID).Warn(message)
 	events.Record(h.recorder, corev1.EventTypeWarning, v1alpha1.ForceReleased, message, d, h.vmOf(d))
 }

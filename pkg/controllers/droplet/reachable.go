@@ -45,10 +45,10 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 		return 0
 	}
 	vm := h.vmOf(d)
-	if vm == nil {
+	if vm == nil && !IsPoolMember(d) {
 		return 0
 	}
-	if vm.Status.Status == hfv1.VmStatusRunning {
+	if vm != nil && vm.Status.Status == hfv1.VmStatusRunning {
 		// Reported running before this check existed: a user may be on it.
 		events.SetCondition(d, v1alpha1.Reachable, true, "AlreadyRunning", "the VM was running before the reachability check was made")
 		return 0
@@ -110,23 +110,36 @@ func readyTimeout(d *v1alpha1.Droplet) time.Duration {
 
 // loginTarget is what Gargantua's shell will use: the Secret the VM's
 // secret_name names, its ssh_username, and its sshEndpoint annotation or
-// the droplet's address, at the SSH port.
+// the droplet's address, at the SSH port. A pool member, with no VM yet,
+// is checked as its VM will be: its own key pair (see memberKeySecret), and
+// the config's ssh_username recorded in its spec.
 func (h *handler) loginTarget(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) (sshprobe.Target, string) {
-	t := sshprobe.Target{User: vm.Spec.SshUsername, CloudInit: d.Spec.Readiness.Check == v1alpha1.ReadyCheckCloudInit}
+	t := sshprobe.Target{CloudInit: d.Spec.Readiness.Check == v1alpha1.ReadyCheckCloudInit}
+	var secretName, host string
+	whose := "the VM's"
+	if vm != nil {
+		t.User, secretName, host = vm.Spec.SshUsername, vm.Spec.SecretName, vm.Annotations[SSHEndpointAnnotation]
+		if secretName == "" {
+			return t, "the VM has no secret_name yet"
+		}
+	} else {
+		whose = "the pool member's"
+		t.User = d.Spec.Readiness.Username
+		var problem string
+		if secretName, problem = h.memberKeySecret(d); problem != "" {
+			return t, problem
+		}
+	}
 	if t.User == "" {
 		t.User = config.DefaultSSHUsername
 	}
-	if vm.Spec.SecretName == "" {
-		return t, "the VM has no secret_name yet"
-	}
-	secret, err := h.secrets.Get(vm.Namespace, vm.Spec.SecretName)
+	secret, err := h.secrets.Get(d.Namespace, secretName)
 	if err != nil {
-		return t, fmt.Sprintf("cannot read the VM's key Secret %q: %v", vm.Spec.SecretName, err)
+		return t, fmt.Sprintf("cannot read %s key Secret %q: %v", whose, secretName, err)
 	}
 	if t.Signer, err = ssh.ParsePrivateKey(secret.Data[sshkey.PrivateKeyField]); err != nil {
-		return t, fmt.Sprintf("the VM's key Secret %q has no usable %s: %v", vm.Spec.SecretName, sshkey.PrivateKeyField, err)
+		return t, fmt.Sprintf("%s key Secret %q has no usable %s: %v", whose, secretName, sshkey.PrivateKeyField, err)
 	}
-	host := vm.Annotations[SSHEndpointAnnotation]
 	if host == "" {
 		host = d.Status.PublicIPv4
 		if d.Spec.Readiness.Address == v1alpha1.AddressPrivate {
@@ -138,6 +151,19 @@ func (h *handler) loginTarget(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) (ssh
 	}
 	t.Addr = withPort(host, h.opts.SSHPort)
 	return t, ""
+}
+
+// memberKeySecret is the Secret holding a pool member's key pair: the one
+// its Key registered in DigitalOcean, which the droplet accepts.
+func (h *handler) memberKeySecret(d *v1alpha1.Droplet) (string, string) {
+	if len(d.Spec.KeyRefs) == 0 {
+		return "", "the pool member names no Key"
+	}
+	k, err := h.keys.Get(d.Namespace, d.Spec.KeyRefs[0])
+	if err != nil {
+		return "", fmt.Sprintf("cannot read the pool member's Key %q: %v", d.Spec.KeyRefs[0], err)
+	}
+	return k.Spec.PublicKeySecretRef.Name, ""
 }
 
 // withPort adds port to host unless it names one already.

@@ -13,7 +13,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/condition"
-	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,7 +41,7 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		// The droplet runs without the token; only its re-reads need it. Its
 		// VM is not warned: its Environment is, and a deletion says so when
 		// it needs the token.
-		logrus.WithField("vm", d.Spec.VirtualMachine).WithError(err).Debug("cannot re-read the droplet without its token")
+		logFor(d).WithError(err).Debug("cannot re-read the droplet without its token")
 		return h.finish(orig, d, nil, h.opts.ActiveResync)
 	}
 	if err != nil {
@@ -56,9 +55,16 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 			// now would cost a request and a conflicting write.
 			return orig, nil
 		}
-		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
-		defer cancel()
-		requeue, err = h.create(ctx, client, d)
+		if d.Spec.ClaimedDropletID != 0 {
+			// Taken from a warm pool: the user waits, as for a create.
+			ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
+			defer cancel()
+			requeue, err = h.adoptClaimed(ctx, client, d)
+		} else {
+			ctx, cancel := digitalocean.CallContext(h.ctx, createPriority(d))
+			defer cancel()
+			requeue, err = h.create(ctx, client, d)
+		}
 	} else {
 		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityResync)
 		defer cancel()
@@ -68,6 +74,14 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		return h.finish(orig, d, err)
 	}
 	return h.finish(orig, d, nil, requeue)
+}
+
+// createPriority puts a warm pool's refill behind creates a user waits for.
+func createPriority(d *v1alpha1.Droplet) digitalocean.Priority {
+	if IsPoolMember(d) {
+		return digitalocean.PriorityPool
+	}
+	return digitalocean.PriorityCreate
 }
 
 // noteRecorded remembers that d's droplet ID is written.
@@ -116,7 +130,7 @@ func (h *handler) client(d *v1alpha1.Droplet) (*godo.Client, error) {
 
 // create adopts the VM's droplet if DigitalOcean already has it, and creates it otherwise.
 func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
-	log := logrus.WithField("vm", d.Spec.VirtualMachine)
+	log := logFor(d)
 	keyIDs, waiting := h.keyIDs(d)
 	if waiting != "" {
 		// The Key's change re-enqueues this droplet. A record of a create
@@ -252,7 +266,7 @@ func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, messag
 	h.readySince.Delete(objectKey(d))
 	h.refused.Delete(objectKey(d))
 	h.backoff.Reset(objectKey(d))
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("droplet", created.ID).Info("droplet created")
+	logFor(d).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
 	h.progress(d, v1alpha1.Created, "Created", message)
 }
@@ -289,6 +303,10 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
 func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 	if !freshForCreate(d) {
 		return true
+	}
+	if IsPoolMember(d) {
+		// Its identity tag is new, and no earlier Droplet had it.
+		return false
 	}
 	vm := h.vmOf(d)
 	return vm == nil || vm.Annotations[v1alpha1.KnownDropletAnnotation] != ""
@@ -476,7 +494,7 @@ func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digi
 		// Nothing changes until someone fixes what was refused: say what and where.
 		message = f.Explain(origin(d), func(key string) string { return settingValue(d, key) })
 	}
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
+	logFor(d).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
 	return h.backoff.Delay(objectKey(d), f)
 }
@@ -491,7 +509,7 @@ func hasFinalizer(obj metav1.Object, handler string) bool {
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
 func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) error {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", reason).Inc()
-	logrus.WithField("vm", d.Spec.VirtualMachine).WithField("reason", reason).Warn(message)
+	logFor(d).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
 	return nil
 }
@@ -503,7 +521,8 @@ func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message
 func (h *handler) progress(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) {
 	vm := h.vmOf(d)
 	announced := vm != nil && vm.DeletionTimestamp == nil && !slices.Contains(vmStatusesAfter[cond], vm.Status.Status)
-	if announced {
+	if announced || IsPoolMember(d) {
+		// A pool member's steps are nobody's news: its pool counts them.
 		events.SetCondition(d, cond, true, reason, message)
 		return
 	}

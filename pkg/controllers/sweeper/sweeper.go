@@ -41,14 +41,15 @@ type sweeper struct {
 	droplets provcontrollers.DropletCache
 	keys     provcontrollers.KeyCache
 	secrets  corecontrollers.SecretCache
+	pools    provcontrollers.WarmPoolCache
 }
 
 // Register starts sweeping once the caches are synced, until ctx ends.
 func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	vms hfcontrollers.VirtualMachineCache, envs hfcontrollers.EnvironmentCache,
 	droplets provcontrollers.DropletCache, keys provcontrollers.KeyCache,
-	secrets corecontrollers.SecretCache, synced <-chan struct{}) {
-	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets, keys: keys, secrets: secrets}
+	secrets corecontrollers.SecretCache, pools provcontrollers.WarmPoolCache, synced <-chan struct{}) {
+	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets, keys: keys, secrets: secrets, pools: pools}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -76,6 +77,10 @@ func (s *sweeper) sweep(ctx context.Context) {
 	}
 	for _, vm := range vms {
 		liveVMs[string(vm.UID)] = true
+	}
+	// A live pool's members are spared as VMs are, by their identity.
+	for uid := range s.liveMembers() {
+		liveVMs[uid] = true
 	}
 	ownKeys := map[int]bool{}
 	if keys, err := s.keys.List(s.opts.Namespace, labels.Everything()); err == nil {
@@ -105,15 +110,15 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 	}
 	claims := s.batchClaims()
 	for _, d := range found {
-		uid := digitalocean.VMUIDFromTags(d.Tags)
-		if uid == "" && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
+		uids := vmUIDs(d.Tags)
+		if len(uids) == 0 && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
 			continue
 		}
-		if uid == "" {
-			uid = claims.owner(d)
+		if len(uids) == 0 {
+			uids = []string{claims.owner(d)}
 		}
 		created, _ := time.Parse(time.RFC3339, d.Created)
-		if liveVMs[uid] || time.Since(created) < s.opts.Grace {
+		if slices.ContainsFunc(uids, func(uid string) bool { return liveVMs[uid] }) || time.Since(created) < s.opts.Grace {
 			continue
 		}
 		entry := log.WithField("vm", digitalocean.VMNameFromTags(d.Tags)).WithField("droplet", d.ID)

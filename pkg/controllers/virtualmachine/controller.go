@@ -37,7 +37,11 @@ type handler struct {
 	secrets   corecontrollers.SecretController
 	droplets  provcontrollers.DropletController
 	keys      provcontrollers.KeyController
+	pools     provcontrollers.WarmPoolCache
 	recorder  record.EventRecorder
+	// claims holds, by VM UID, the warm pool member this handler claimed
+	// for the VM (string), which the cache may not show claimed yet.
+	claims sync.Map
 	// patchedFrom holds, by VM UID, the resourceVersions of the cached VMs
 	// this handler's last patches were sent from ([]string).
 	patchedFrom sync.Map
@@ -55,13 +59,14 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 	secrets corecontrollers.SecretController,
 	droplets provcontrollers.DropletController,
 	keys provcontrollers.KeyController,
+	pools provcontrollers.WarmPoolController,
 	recorder record.EventRecorder) {
 	if opts.ConfigErrorGrace <= 0 {
 		opts.ConfigErrorGrace = DefaultConfigErrorGrace
 	}
 	h := &handler{
 		ctx: ctx, opts: opts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
-		secrets: secrets, droplets: droplets, keys: keys, recorder: recorder,
+		secrets: secrets, droplets: droplets, keys: keys, pools: pools.Cache(), recorder: recorder,
 	}
 
 	// The cleanup handler goes first: handlers run in this order, each on

@@ -47,6 +47,9 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 		}
 		return fmt.Sprintf("the DigitalOcean settings are still invalid after %s: %s", h.opts.ConfigErrorGrace, v1alpha1.Configured.GetMessage(d)), 0
 	}
+	if v1alpha1.Created.GetReason(d) == dropletcontroller.ReasonClaimedDropletGone {
+		return v1alpha1.Created.GetMessage(d), 0
+	}
 	if refused(d, v1alpha1.Created) {
 		return "DigitalOcean refused to create the droplet: " + v1alpha1.Created.GetMessage(d), 0
 	}

@@ -40,9 +40,22 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 		keyType = cfg.SSHKeyType
 	}
 	shared := usesSharedKey(vm, cfg, existing)
+	var fromPool *taken
+	if existing == nil && cfgErr == nil {
+		if fromPool, err = h.claimFromPool(vm, cfg, shared); err != nil {
+			return nil, status, err
+		}
+	} else if existing != nil {
+		h.claims.Delete(vm.UID)
+	}
 	var objs []runtime.Object
 	var keyProblem *keyPairProblem
-	if !shared {
+	switch {
+	case shared:
+	case fromPool != nil:
+		// The droplet accepts only the member's key pair.
+		objs = append(objs, sshSecret(vm, fromPool.privateKey, string(fromPool.publicKey)))
+	default:
 		var keySecret *corev1.Secret
 		if keySecret, keyProblem, err = h.sshSecret(vm, keyType); err != nil {
 			return nil, status, err
@@ -68,11 +81,14 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 		}
 		desired := droplet(vm, cfg, ref, h.opts.InstallationID)
 		desired.Spec.KeyRefs = []string{keyRef}
-		if existing != nil && existing.Status.DropletID != 0 {
+		if existing != nil && (existing.Status.DropletID != 0 || existing.Spec.ClaimedDropletID != 0) {
 			// The droplet exists: an edited Environment never touches it.
 			desired.Spec = existing.Spec
 		}
-		if !shared {
+		if fromPool != nil {
+			fromPool.claimed(&desired.Spec, shared)
+		}
+		if !shared && desired.Spec.ClaimedDropletID == 0 {
 			objs = append(objs, key(vm, desired.Spec.TokenSecretRef))
 		}
 		objs = append(objs, desired)
@@ -155,6 +171,8 @@ func (h *handler) keyInUse(vm *hfv1.VirtualMachine) (string, error) {
 		return "", err
 	case err == nil && ownedBy(d, vm) && d.Status.DropletID != 0:
 		return fmt.Sprintf("droplet %d was created with the old key and accepts only that one", d.Status.DropletID), nil
+	case err == nil && ownedBy(d, vm) && d.Spec.ClaimedDropletID != 0:
+		return fmt.Sprintf("droplet %d, taken from a warm pool, accepts only the key it was created with", d.Spec.ClaimedDropletID), nil
 	case err == nil && ownedBy(d, vm) && v1alpha1.MayExistInDigitalOcean(d) && v1alpha1.Created.GetReason(d) != v1alpha1.ReasonWaitingForKey:
 		// (A Droplet waiting for its Key has sent no create: creates need the Key's ID.)
 		return "a droplet may have been created with the old key", nil

@@ -61,6 +61,11 @@ func withFinalizer(meta metav1.ObjectMeta, cleanupHandler string) metav1.ObjectM
 	return meta
 }
 
+// WithFinalizer is withFinalizer for the objects of a warm pool's members.
+func WithFinalizer(meta metav1.ObjectMeta, cleanupHandler string) metav1.ObjectMeta {
+	return withFinalizer(meta, cleanupHandler)
+}
+
 // provisioningMeta is the metadata of a VM's own Key or Droplet: its
 // cleanup finalizer, and where its settings came from.
 func provisioningMeta(vm *hfv1.VirtualMachine, cleanupHandler string) metav1.ObjectMeta {
@@ -84,25 +89,35 @@ func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 }
 
 func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.SecretKeyRef, installationID string) *v1alpha1.Droplet {
+	spec := DropletRequest(cfg)
+	spec.VirtualMachine = vm.Name
+	spec.Name = digitalocean.DropletName(vm.Name)
+	spec.KeyRefs = []string{vm.Name}
+	spec.Tags = digitalocean.DropletTags(installationID, vm.Namespace, vm.Name, string(vm.UID), cfg.Tags)
+	spec.TokenSecretRef = token
 	return &v1alpha1.Droplet{
 		ObjectMeta: provisioningMeta(vm, dropletcontroller.CleanupHandlerName),
-		Spec: v1alpha1.DropletSpec{
-			VirtualMachine:    vm.Name,
-			Name:              digitalocean.DropletName(vm.Name),
-			Region:            cfg.Region,
-			Size:              cfg.Size,
-			Image:             cfg.Image,
-			KeyRefs:           []string{vm.Name},
-			Backups:           cfg.Backups,
-			IPv6:              cfg.IPv6,
-			Monitoring:        cfg.Monitoring,
-			PrivateNetworking: cfg.PrivateNetworking,
-			UserData:          cfg.UserData,
-			Tags:              digitalocean.DropletTags(installationID, vm.Namespace, vm.Name, string(vm.UID), cfg.Tags),
-			VPCUUID:           cfg.VPCUUID,
-			TokenSecretRef:    token,
-			Readiness:         cfg.Readiness,
-		},
+		Spec:       spec,
+	}
+}
+
+// DropletRequest is the part of a Droplet's spec the config decides, the
+// same for a VM's droplet and a warm pool's member (so their RequestHashes
+// match): the caller adds the name, the identifying tags, the keys and the
+// token. Tags holds the config's own tags.
+func DropletRequest(cfg *config.Droplet) v1alpha1.DropletSpec {
+	return v1alpha1.DropletSpec{
+		Region:            cfg.Region,
+		Size:              cfg.Size,
+		Image:             cfg.Image,
+		Backups:           cfg.Backups,
+		IPv6:              cfg.IPv6,
+		Monitoring:        cfg.Monitoring,
+		PrivateNetworking: cfg.PrivateNetworking,
+		UserData:          cfg.UserData,
+		Tags:              cfg.Tags,
+		VPCUUID:           cfg.VPCUUID,
+		Readiness:         cfg.Readiness,
 	}
 }
 

@@ -212,6 +212,11 @@ func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status 
 	log = log.WithField("droplet", d.Status.DropletID)
 	switch s {
 	case hfv1.VmStatusProvisioned:
+		if d.Spec.ClaimedDropletID != 0 {
+			log.Info("droplet taken from a warm pool; VM provisioned")
+			h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d taken from a warm pool in %s", d.Status.DropletID, d.Spec.Region)
+			return
+		}
 		log.Info("droplet created; VM provisioned")
 		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region)
 	case hfv1.VmStatusRunning:

@@ -9,7 +9,9 @@ import (
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
+	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +32,17 @@ func (h *handler) sharedKeyObjects(vm *hfv1.VirtualMachine, cfg *config.Droplet)
 	if err != nil {
 		return "", token, err
 	}
+	return h.sharedKeyObjectsOf(env, cfg)
+}
+
+// EnsureSharedKey makes the Environment's shared key objects for a warm
+// pool, exactly as for the Environment's VMs.
+func EnsureSharedKey(secrets corecontrollers.SecretController, keys provcontrollers.KeyController,
+	env *hfv1.Environment, cfg *config.Droplet) (keyName string, token v1alpha1.SecretKeyRef, err error) {
+	return (&handler{secrets: secrets, keys: keys}).sharedKeyObjectsOf(env, cfg)
+}
+
+func (h *handler) sharedKeyObjectsOf(env *hfv1.Environment, cfg *config.Droplet) (keyName string, token v1alpha1.SecretKeyRef, err error) {
 	name := SharedKeyName(env.Name)
 	token = v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
 	if cfg.Token != "" {
@@ -115,7 +128,7 @@ func sharedMeta(env *hfv1.Environment, name string) metav1.ObjectMeta {
 // Environment's shared key, or none exists and the config asks for one.
 // A droplet's key never changes, whatever the Environment says now.
 func usesSharedKey(vm *hfv1.VirtualMachine, cfg *config.Droplet, existing *v1alpha1.Droplet) bool {
-	if existing != nil && existing.Status.DropletID != 0 {
+	if existing != nil && (existing.Status.DropletID != 0 || existing.Spec.ClaimedDropletID != 0) {
 		return len(existing.Spec.KeyRefs) == 1 && existing.Spec.KeyRefs[0] == SharedKeyName(vm.Status.EnvironmentId)
 	}
 	return cfg != nil && cfg.SSHKeyScope == config.KeyScopeEnvironment

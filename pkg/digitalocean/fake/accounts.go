@@ -25,6 +25,7 @@ type account struct {
 	keys     map[int]*sshKey
 	keyOrder []int
 	vpcs     map[string]string // region slug -> default VPC uuid
+	tags     map[string]bool   // made by POST /v2/tags (droplets' own tags exist too)
 }
 
 // TokenHash is the non-reversible token identifier used in RequestRecord,

@@ -120,6 +120,8 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, RouteListSizes, s.listSizes)
 	s.handle(mux, RouteListImages, s.listImages)
 	s.handle(mux, RouteGetImage, s.getImage)
+	s.handle(mux, RouteCreateTag, s.createTag)
+	s.handle(mux, RouteTagResources, s.tagResources)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, r.Method+" "+unmatchedRoute, func(*call) reply { return notFound() })
 	})

@@ -1,0 +1,61 @@
+package droplet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+)
+
+// adoptClaimed takes over the pool droplet d's VM claimed: it never creates
+// one. The droplet gets the VM's tags in DigitalOcean first, so that from
+// the moment its ID is on record every lookup and delete by the VM's tag
+// finds it; until then the pool member owns it (see handover).
+func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
+	id := d.Spec.ClaimedDropletID
+	found, _, err := client.Droplets.Get(ctx, id)
+	if digitalocean.IsNotFound(err) {
+		return 0, h.fail(d, v1alpha1.Created, ReasonClaimedDropletGone, fmt.Sprintf(
+			"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id, poolName(d)))
+	}
+	if err != nil {
+		return h.failDO(d, v1alpha1.Created, err), nil
+	}
+	for _, tag := range vmTags(d) {
+		if slices.Contains(found.Tags, tag) {
+			continue // tagged by an earlier pass whose status write was lost
+		}
+		if err := tagDroplet(ctx, client, tag, id); err != nil {
+			return h.failDO(d, v1alpha1.Created, err), nil
+		}
+	}
+	h.backoff.Reset(objectKey(d))
+	logFor(d).WithField("droplet", id).WithField("pool", poolName(d)).Info("took droplet from warm pool")
+	h.observe(d, found)
+	h.progress(d, v1alpha1.Created, ReasonClaimedFromPool, fmt.Sprintf("droplet %d taken from warm pool %q", id, poolName(d)))
+	if v1alpha1.Ready.IsTrue(d) {
+		// Checked with the VM's own Secret, which holds the member's key:
+		// one login, and the VM is running.
+		if wait := h.checkReachable(d); wait > 0 {
+			return wait, nil
+		}
+		return h.opts.ActiveResync, nil
+	}
+	return h.opts.BootResync, nil
+}
+
+// tagDroplet adds tag to droplet id. DigitalOcean tags only with a tag that
+// exists, and creating one that exists answers with it.
+func tagDroplet(ctx context.Context, client *godo.Client, tag string, id int) error {
+	if _, _, err := client.Tags.Create(ctx, &godo.TagCreateRequest{Name: tag}); err != nil {
+		return err
+	}
+	_, err := client.Tags.TagResources(ctx, tag, &godo.TagResourcesRequest{
+		Resources: []godo.Resource{{ID: strconv.Itoa(id), Type: godo.DropletResourceType}}})
+	return err
+}

@@ -1,0 +1,51 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Warm pool metrics, by the pool's Environment and template.
+var (
+	// WarmPoolSize is each pool's wanted, ready and booting member count.
+	WarmPoolSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hf_do_warm_pool_size",
+		Help: "Warm pool members by state: wanted (the current target), ready (reachable, unclaimed) and booting.",
+	}, []string{"environment", "template", "state"})
+	// WarmPoolClaims counts pool hits: members handed over to a VM.
+	WarmPoolClaims = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hf_do_warm_pool_claims_total",
+		Help: "Warm pool droplets handed over to a VM (pool hits).",
+	}, []string{"environment", "template"})
+	// WarmPoolMisses counts VMs of a pool's template that found no ready member.
+	WarmPoolMisses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hf_do_warm_pool_misses_total",
+		Help: "VMs of a warm pool's Environment and template that found no ready member and were created the normal way.",
+	}, []string{"environment", "template"})
+	// WarmPoolDropletSeconds accumulates the running time of unclaimed members.
+	WarmPoolDropletSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hf_do_warm_pool_droplet_seconds_total",
+		Help: "Seconds of droplet time spent by unclaimed warm pool members (divide by 3600 for droplet-hours).",
+	}, []string{"environment", "template"})
+)
+
+// Warm pool size states.
+const (
+	WarmPoolWanted  = "wanted"
+	WarmPoolReady   = "ready"
+	WarmPoolBooting = "booting"
+)
+
+// WarmPoolMiss records a VM that a pool of its Environment and template
+// could not serve.
+func WarmPoolMiss(environment, template string) {
+	WarmPoolMisses.WithLabelValues(environment, template).Inc()
+}
+
+// ForgetWarmPool drops a deleted pool's size gauges.
+func ForgetWarmPool(environment, template string) {
+	for _, state := range []string{WarmPoolWanted, WarmPoolReady, WarmPoolBooting} {
+		WarmPoolSize.DeleteLabelValues(environment, template, state)
+	}
+}
+
+func init() {
+	Registry.MustRegister(WarmPoolSize, WarmPoolClaims, WarmPoolMisses, WarmPoolDropletSeconds)
+}
