@@ -21,8 +21,8 @@ func registerWatches(ctx context.Context, h *handler,
 	droplets provcontrollers.DropletController,
 	keys provcontrollers.KeyController) {
 	poolCache := h.pools.Cache()
-	allPools := func(namespace string) ([]relatedresource.Key, error) {
-		pools, err := poolCache.List(namespace, labels.Everything())
+	poolsOf := func(namespace string, selector labels.Selector) ([]relatedresource.Key, error) {
+		pools, err := poolCache.List(namespace, selector)
 		if err != nil {
 			return nil, err
 		}
@@ -32,6 +32,7 @@ func registerWatches(ctx context.Context, h *handler,
 		}
 		return out, nil
 	}
+	allPools := func(namespace string) ([]relatedresource.Key, error) { return poolsOf(namespace, labels.Everything()) }
 	// An event's required_vms may drop an Environment: every pool looks again.
 	relatedresource.Watch(ctx, "warmpool-from-scheduledevent", func(namespace, _ string, _ runtime.Object) ([]relatedresource.Key, error) {
 		return allPools(namespace)
@@ -63,14 +64,6 @@ func registerWatches(ctx context.Context, h *handler,
 	}, h.pools, keys)
 	// count_capacity and the Environment's existence size its pools.
 	relatedresource.Watch(ctx, "warmpool-from-environment", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-		pools, err := poolCache.List(namespace, labels.SelectorFromSet(labels.Set{environmentLabel: name}))
-		if err != nil {
-			return nil, err
-		}
-		out := make([]relatedresource.Key, 0, len(pools))
-		for _, p := range pools {
-			out = append(out, relatedresource.NewKey(p.Namespace, p.Name))
-		}
-		return out, nil
+		return poolsOf(namespace, labels.SelectorFromSet(labels.Set{environmentLabel: name}))
 	}, h.pools, h.envs)
 }
