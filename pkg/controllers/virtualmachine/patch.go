@@ -174,7 +174,9 @@ func desiredStatus(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, failure string)
 	if vm.Status.Status != want {
 		status["status"] = want
 	}
-	if want == hfv1.VmStatusRunning {
+	if want == hfv1.VmStatusRunning && d != nil {
+		// (A running VM whose Droplet is gone, e.g. while its namespace is
+		// deleted, keeps its addresses.)
 		for field, pair := range map[string][2]string{
 			"public_ip":  {vm.Status.PublicIP, d.Status.PublicIPv4},
 			"private_ip": {vm.Status.PrivateIP, d.Status.PrivateIPv4},

@@ -36,6 +36,7 @@ func TestDesiredStatus(t *testing.T) {
 		{"active but not reachable stays provisioned", hfv1.VmStatusProvisioned, active(), "", ""},
 		{"active and reachable", hfv1.VmStatusProvisioned, reachable(), "", hfv1.VmStatusRunning},
 		{"running stays running", hfv1.VmStatusRunning, active(), "", ""},
+		{"running whose Droplet is gone stays running", hfv1.VmStatusRunning, nil, "", ""},
 		{"failed before a droplet", hfv1.VmStatusRFP, nil, "bad region", VMStatusErrorDuringProvisioning},
 		{"failed after the create", hfv1.VmStatusProvisioned, active(), "timed out", VMStatusErrorDuringProvisioning},
 		{"fixed before a droplet resumes", VMStatusErrorDuringProvisioning, nil, "", hfv1.VmStatusRFP},
