@@ -83,6 +83,8 @@ type worldOptions struct {
 	bootResync   time.Duration
 	activeResync time.Duration
 	workers      int
+	// sweepInterval and orphanGrace are the orphan sweep's; 0 keeps the app's defaults.
+	sweepInterval, orphanGrace time.Duration
 	// noController leaves starting the controller to the test, e.g. as a
 	// process it can kill (see startProcess).
 	noController bool
@@ -147,7 +149,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	w.app = app.Options{
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
 		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
-		SSHPort: w.do.SSHPort(),
+		SSHPort: w.do.SSHPort(), SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
 	}
 	if o.noController {
 		return w

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/bench"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -51,6 +52,11 @@ func run() int {
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
 	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
+	scenario := flag.String("scenario", "", "warm-pool: issue 18's warm-pool run instead of the fleet benchmark (see -warm-pool, -pool-*)")
+	warmPool := flag.String("warm-pool", strconv.Itoa(bench.DefaultPoolSize), "-scenario warm-pool: warm_pool sizes, comma-separated, each compared with no pool on the same arrivals; the first also runs the overflow")
+	poolVMs := flag.Int("pool-vms", bench.DefaultPoolVMs, "-scenario warm-pool: VMs per side")
+	poolInterval := flag.Duration("pool-interval", bench.DefaultPoolInterval, "-scenario warm-pool: time between two arrivals on the steady sides")
+	poolOverflow := flag.Duration("pool-overflow-window", bench.DefaultPoolOverflowWindow, "-scenario warm-pool: the overflow side's VMs all arrive within this")
 	flag.Parse()
 	given := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -65,6 +71,13 @@ func run() int {
 		}
 	}
 	logrus.SetLevel(logrus.WarnLevel) // the VM informer's start and stop lines are noise here
+	switch *scenario {
+	case "":
+	case "warm-pool":
+		return runWarmPool(*warmPool, *poolVMs, *poolInterval, *poolOverflow, *keyScope, *workers, *bin, *dir, *jsonOut)
+	default:
+		return usage("-scenario: %q is not warm-pool", *scenario)
+	}
 
 	cfg := bench.Config{Scale: *scale, Hold: *hold, CreateConcurrency: *createConc, DeleteConcurrency: *deleteConc, Probes: *probes,
 		Workers: *workers, Unlimited: *unlimited, ControllerBin: *bin, Dir: *dir, Log: os.Stderr}
@@ -124,6 +137,47 @@ func run() int {
 	return 0
 }
 
+// runWarmPool runs issue 18's warm-pool scenario (bench.RunWarmPool).
+func runWarmPool(sizes string, vms int, interval, overflow time.Duration, keyScope string, workers int, bin, dir, jsonOut string) int {
+	cfg := bench.WarmPoolConfig{VMs: vms, Interval: interval, OverflowWindow: overflow, Workers: workers,
+		ControllerBin: bin, Dir: dir, Log: os.Stderr}
+	var err error
+	if cfg.Sizes, err = parseInts(sizes); err != nil {
+		return usage("-warm-pool: %v", err)
+	}
+	scopes, err := parseKeyScope(keyScope)
+	if err != nil {
+		return usage("-key-scope: %v", err)
+	}
+	cfg.KeyScope = scopes[bench.ModeOurs]
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "hf-bench-pool-"); err != nil {
+			return usage("%v", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, runErr := bench.RunWarmPool(ctx, cfg)
+	if rep != nil && len(rep.Sides) > 0 {
+		bench.WriteWarmPool(os.Stdout, rep)
+	}
+	if jsonOut != "" && rep != nil {
+		if err := writeJSON(jsonOut, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+	}
+	fmt.Fprintf(os.Stderr, "logs and metrics kept in %s\n", cfg.Dir)
+	switch {
+	case runErr != nil:
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		return 2
+	case rep.Missed():
+		return 1
+	}
+	return 0
+}
+
 func usage(format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	return 2
@@ -167,7 +221,7 @@ func parseKeyScope(s string) (map[bench.Mode]string, error) {
 	return out, nil
 }
 
-func writeJSON(path string, rep *bench.Report) error {
+func writeJSON(path string, rep any) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
