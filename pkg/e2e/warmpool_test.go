@@ -154,9 +154,13 @@ func TestWarmPoolFollowsItsEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitFakeEmpty(drainWithin, "the pool drained after the event's end")
-	if !hasEvent(w.events("WarmPool", pooledUbuntu), "draining: no active event") {
-		t.Errorf("no draining Event on the pool: %v", w.events("WarmPool", pooledUbuntu))
-	}
+	// Events are recorded asynchronously: the drain may finish first.
+	w.eventually(10*time.Second, "a draining Event on the pool", func() string {
+		if got := w.events("WarmPool", pooledUbuntu); !hasEvent(got, "draining: no active event") {
+			return fmt.Sprint(got)
+		}
+		return ""
+	})
 }
 
 // TestWarmPoolDrainsWithItsEnvironment: deleting the Environment deletes
