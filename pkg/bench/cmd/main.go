@@ -120,21 +120,7 @@ func run() int {
 		bench.WriteTables(os.Stdout, rep)
 		bench.WriteTargets(os.Stdout, rep.Targets)
 	}
-	if *jsonOut != "" && rep != nil {
-		if err := writeJSON(*jsonOut, rep); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 2
-		}
-	}
-	fmt.Fprintf(os.Stderr, "logs and metrics kept in %s\n", cfg.Dir)
-	switch {
-	case runErr != nil:
-		fmt.Fprintln(os.Stderr, "bench:", runErr)
-		return 2
-	case rep.Missed():
-		return 1
-	}
-	return 0
+	return finish(*jsonOut, cfg.Dir, rep, rep != nil, runErr)
 }
 
 // runWarmPool runs issue 18's warm-pool scenario (bench.RunWarmPool).
@@ -161,13 +147,20 @@ func runWarmPool(sizes string, vms int, interval, overflow time.Duration, keySco
 	if rep != nil && len(rep.Sides) > 0 {
 		bench.WriteWarmPool(os.Stdout, rep)
 	}
-	if jsonOut != "" && rep != nil {
+	return finish(jsonOut, cfg.Dir, rep, rep != nil, runErr)
+}
+
+// finish writes the JSON record of a run that produced a report, names
+// where its logs are kept, and turns its outcome into the exit status:
+// 2 when it could not run, 1 when a target was missed.
+func finish(jsonOut, dir string, rep interface{ Missed() bool }, reported bool, runErr error) int {
+	if jsonOut != "" && reported {
 		if err := writeJSON(jsonOut, rep); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 2
 		}
 	}
-	fmt.Fprintf(os.Stderr, "logs and metrics kept in %s\n", cfg.Dir)
+	fmt.Fprintf(os.Stderr, "logs and metrics kept in %s\n", dir)
 	switch {
 	case runErr != nil:
 		fmt.Fprintln(os.Stderr, "bench:", runErr)
