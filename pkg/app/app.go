@@ -222,6 +222,8 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		clients, vms.Cache(), envs.Cache(), droplets.Cache(), keys.Cache(), secrets.Cache(),
 		prov.Provisioning().V1alpha1().WarmPool().Cache(), synced)
 
+	trimCaches(vms.Informer(), envs.Informer(), templates.Informer(), droplets.Informer(), keys.Informer(),
+		secrets.Informer(), hf.Hobbyfarm().V1().ScheduledEvent().Informer(), prov.Provisioning().V1alpha1().WarmPool().Informer())
 	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
 		return err
 	}
