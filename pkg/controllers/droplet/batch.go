@@ -32,8 +32,7 @@ func sharesKey(d *v1alpha1.Droplet) bool {
 // gathering is how much longer d waits for mates, counted from when it was
 // first ready to create.
 func (h *handler) gathering(d *v1alpha1.Droplet) time.Duration {
-	first, _ := h.readySince.LoadOrStore(objectKey(d), time.Now())
-	return batchGather - time.Since(first.(time.Time))
+	return batchGather - time.Since(h.mem.firstReady(d))
 }
 
 // batchPoll is how soon a Droplet that another worker's multi-create is
@@ -70,11 +69,11 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 	for _, m := range all {
 		// Cheap checks first: batchKey encodes the whole request, and with
 		// per-VM keys (different KeyRefs) no Droplet is ever a mate.
-		if _, busy := h.inBatch.Load(objectKey(m)); busy || m.Name == d.Name || !slices.Equal(m.Spec.KeyRefs, d.Spec.KeyRefs) ||
+		if h.mem.inBatch(m) || m.Name == d.Name || !slices.Equal(m.Spec.KeyRefs, d.Spec.KeyRefs) ||
 			!freshForCreate(m) || !hasFinalizer(m, CleanupHandlerName) {
 			continue
 		}
-		if _, created := h.created.Load(vmUID(m)); created {
+		if _, created := h.mem.createdID(m); created {
 			continue
 		}
 		if key == "" {
@@ -100,16 +99,16 @@ func freshForCreate(d *v1alpha1.Droplet) bool {
 // and told when to look again; the mates' statuses are written here.
 func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, mates []*v1alpha1.Droplet, keyIDs []godo.DropletCreateSSHKey) (time.Duration, error) {
 	batch := digitalocean.BatchTag(newBatchID())
-	if _, busy := h.inBatch.LoadOrStore(objectKey(d), batch); busy {
+	if !h.mem.claim(d, batch) {
 		return 0, nil
 	}
-	defer h.inBatch.Delete(objectKey(d))
+	defer h.mem.release(d)
 	// Claim all first, then write: the writes take a while, and other
 	// workers looking for mates meanwhile should leave these alone.
 	var claimed []*v1alpha1.Droplet
 	for _, m := range mates {
-		if _, busy := h.inBatch.LoadOrStore(objectKey(m), batch); !busy {
-			defer h.inBatch.Delete(objectKey(m))
+		if h.mem.claim(m, batch) {
+			defer h.mem.release(m)
 			claimed = append(claimed, m)
 		}
 	}
@@ -135,16 +134,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if len(members) == 0 {
 		return 0, intentErr
 	}
-	req := createRequest(d, keyIDs)
-	multi := &godo.DropletMultiCreateRequest{
-		Region: req.Region, Size: req.Size, Image: req.Image, SSHKeys: req.SSHKeys, Backups: req.Backups,
-		IPv6: req.IPv6, PrivateNetworking: req.PrivateNetworking, Monitoring: req.Monitoring,
-		UserData: req.UserData, VPCUUID: req.VPCUUID, Tags: append(digitalocean.SharedTags(req.Tags), batch),
-	}
-	for _, m := range members {
-		multi.Names = append(multi.Names, m.Spec.Name)
-	}
-	created, _, err := client.Droplets.CreateMultiple(ctx, multi)
+	created, _, err := client.Droplets.CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch))
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {
@@ -217,7 +207,7 @@ func (h *handler) writeMate(m *v1alpha1.Droplet) {
 		h.droplets.Enqueue(m.Namespace, m.Name)
 		return
 	}
-	h.noteRecorded(written)
+	h.mem.noteRecorded(written)
 	held.Flush()
 }
 

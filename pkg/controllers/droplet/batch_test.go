@@ -32,7 +32,7 @@ func TestGatheringWaitsOnceFromFirstReady(t *testing.T) {
 		t.Fatalf("first look waits %v, want (0, %v]", wait, batchGather)
 	}
 	// Counted from the first look, not restarted by later ones.
-	h.readySince.Store(objectKey(d), time.Now().Add(-batchGather))
+	h.mem.readySince.Store(objectKey(d), time.Now().Add(-batchGather))
 	if wait := h.gathering(d); wait > 0 {
 		t.Errorf("after %v ready it still waits %v", batchGather, wait)
 	}
@@ -85,7 +85,7 @@ func TestBatchGoesWithoutALeaderWhoseIntentConflicts(t *testing.T) {
 	if leader.Status.DropletID != 0 || v1alpha1.Created.GetReason(leader) != "" {
 		t.Errorf("the leader's status changed although its intent was not written: %+v", leader.Status)
 	}
-	if _, ok := h.inBatch.Load(objectKey(leader)); ok {
+	if h.mem.inBatch(leader) {
 		t.Error("the leader is still claimed by the batch after it returned")
 	}
 }

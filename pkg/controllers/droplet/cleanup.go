@@ -46,13 +46,12 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		log.Info("Droplet object deleted while its VM exists; keeping the droplet for re-adoption")
 		return d, nil
 	}
-	if _, busy := h.inBatch.Load(objectKey(d)); busy {
+	if h.mem.inBatch(d) {
 		// Its create is on the wire; what it made is known once it answers.
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, batchPoll)
 		return d, generic.ErrSkip
 	}
-	uid := vmUID(d)
-	_, createdHere := h.created.Load(uid)
+	_, createdHere := h.mem.createdID(d)
 	if d.Spec.Name == "" || (!createdHere && !v1alpha1.MayExistInDigitalOcean(d)) {
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
@@ -67,7 +66,6 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	}
 	if v1alpha1.ForceReleaseRequested(d) {
 		h.forceRelease(d)
-		h.forget(d)
 		return d, nil
 	}
 
@@ -113,14 +111,10 @@ func refusedOnly(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
 	return d.Status.NotCreated && d.Status.DropletID == 0 && knownDropletID(vm) == 0
 }
 
-// forget drops what this process remembers of a Droplet that is going.
-// What the reaper deleted is kept until the VM is gone (see startReaper).
+// forget drops what this process remembers of a Droplet that is going
+// (see memory for what it keeps).
 func (h *handler) forget(d *v1alpha1.Droplet) {
-	h.created.Delete(vmUID(d))
-	h.recorded.Delete(d.UID)
-	h.held.Delete(d.UID)
-	h.refused.Delete(objectKey(d))
-	h.readySince.Delete(objectKey(d))
+	h.mem.forget(d)
 	h.backoff.Reset(objectKey(d))
 	h.prober.forget(objectKey(d))
 }

@@ -4,7 +4,6 @@ package droplet
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -56,28 +55,8 @@ type handler struct {
 	vms      hfcontrollers.VirtualMachineCache
 	vmClient hfcontrollers.VirtualMachineClient
 	recorder record.EventRecorder
-	// created remembers, by VM UID, droplets this process created. The cache
-	// may still show a Droplet without its ID after the status write, and
-	// DigitalOcean's tag listing can lag behind a create: either alone could
-	// lead to a second droplet.
-	created sync.Map
-	// inBatch holds the Droplets a multi-create of this process is sending,
-	// so that other workers leave them to it.
-	inBatch sync.Map
-	// readySince holds when each Droplet waiting for mates was first ready
-	// to create, by object key.
-	readySince sync.Map
-	// refused remembers creates DigitalOcean refused, by object key.
-	refused sync.Map
-	// recorded holds the UIDs of Droplets whose droplet ID this process
-	// wrote, so that a cached copy from before that write is not taken for
-	// a Droplet that still needs its droplet.
-	recorded sync.Map
-	// reaped holds, by VM UID, the deleteTargets the reaper deleted.
-	reaped sync.Map
-	// held holds, by Droplet UID, the Events of the pass under way until
-	// its status write succeeds (*events.Buffer).
-	held sync.Map
+	// mem is what this process remembers of the Droplets between passes.
+	mem memory
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
 	// fleet serves the batched resync; nil when each droplet is read alone.

@@ -33,9 +33,9 @@ func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
 	// it may be an earlier multi-create's.
 	taggedStatus := t.tag != "" && v1alpha1.Created.GetReason(d) == "Created"
 	t.addCovered(d.Status.DropletID, taggedStatus)
-	if id, ok := h.created.Load(uid); ok {
+	if id, ok := h.mem.createdID(d); ok {
 		// Recorded by markCreated: a single create when the intent named no batch.
-		t.addCovered(id.(int), t.tag != "")
+		t.addCovered(id, t.tag != "")
 	}
 	t.add(knownDropletID(h.vmOf(d)))
 	return t
@@ -55,8 +55,8 @@ func (t *deleteTargets) addCovered(id int, byTag bool) {
 
 // alreadyReaped: the reaper deleted exactly these targets of d's VM.
 func (h *handler) alreadyReaped(d *v1alpha1.Droplet, t deleteTargets) bool {
-	reaped, ok := h.reaped.Load(vmUID(d))
-	return ok && reaped.(deleteTargets).equal(t)
+	reaped, ok := h.mem.reapedTargets(d)
+	return ok && reaped.equal(t)
 }
 
 func (t deleteTargets) equal(o deleteTargets) bool {

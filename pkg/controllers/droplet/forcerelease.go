@@ -20,11 +20,10 @@ func (h *handler) forceRelease(d *v1alpha1.Droplet) {
 	if d.Status.DropletID != 0 {
 		ids = append(ids, strconv.Itoa(d.Status.DropletID))
 	}
-	if id, ok := h.created.Load(uid); ok && id.(int) != d.Status.DropletID {
-		ids = append(ids, strconv.Itoa(id.(int)))
+	if id, ok := h.mem.createdID(d); ok && id != d.Status.DropletID {
+		ids = append(ids, strconv.Itoa(id))
 	}
-	h.created.Delete(uid)
-	h.backoff.Reset(objectKey(d))
+	h.forget(d)
 
 	what := "a droplet (no ID was recorded; a create may have been sent)"
 	if len(ids) > 0 {

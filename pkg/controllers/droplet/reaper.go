@@ -45,7 +45,7 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 			UpdateFunc: func(_, obj any) { r.enqueue(obj) },
 			// What was reaped is remembered until the VM is gone: a VM update
 			// after its Droplet's cleanup must not send (and log) it again.
-			DeleteFunc: func(obj any) { h.reaped.Delete(vmUIDOf(obj)) },
+			DeleteFunc: func(obj any) { h.mem.vmGone(vmUIDOf(obj)) },
 		},
 	})
 	go func() {
@@ -115,7 +115,7 @@ func (r *reaper) reap(key string) time.Duration {
 	if err != nil || !reapable(vm, d) {
 		return 0
 	}
-	if _, busy := h.inBatch.Load(objectKey(d)); busy {
+	if h.mem.inBatch(d) {
 		return 0
 	}
 	targets := h.deleteTargets(d)
@@ -134,7 +134,7 @@ func (r *reaper) reap(key string) time.Duration {
 		log.WithField("reason", f.Reason).Info("early droplet delete failed; retrying: " + f.Message)
 		return f.RetryAfter
 	}
-	h.reaped.Store(vmUID(d), targets)
+	h.mem.noteReaped(d, targets)
 	log.WithField("droplet", d.Status.DropletID).Info("VM deleted; droplet deleted in DigitalOcean")
 	return 0
 }

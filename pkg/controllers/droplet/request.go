@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -9,6 +10,8 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
+// createRequest is d's create request, and the one place that turns a
+// DropletSpec into settings: multiCreateRequest takes them from here.
 func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.DropletCreateRequest {
 	return &godo.DropletCreateRequest{
 		Name:              d.Spec.Name,
@@ -23,6 +26,34 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 		UserData:          d.Spec.UserData,
 		Tags:              d.Spec.Tags,
 		VPCUUID:           d.Spec.VPCUUID,
+	}
+}
+
+// multiCreateRequest creates members in one request with d's settings
+// (equal to theirs: see batchKey). The multi-create's droplets carry the
+// shared tags and the batch's instead of their own VM tags.
+func multiCreateRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, members []*v1alpha1.Droplet, batch string) *godo.DropletMultiCreateRequest {
+	single := createRequest(d, keys)
+	multi := &godo.DropletMultiCreateRequest{}
+	copySameFields(multi, single)
+	for _, m := range members {
+		multi.Names = append(multi.Names, m.Spec.Name)
+	}
+	multi.Tags = append(digitalocean.SharedTags(single.Tags), batch)
+	return multi
+}
+
+// copySameFields sets each field of *dst to the field of *src with the same
+// name and type: godo's two create requests share their settings' fields,
+// so a setting added to createRequest reaches the multi-create too.
+func copySameFields(dst, src any) {
+	to, from := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := range from.NumField() {
+		field := from.Type().Field(i)
+		target := to.FieldByName(field.Name)
+		if target.IsValid() && target.CanSet() && target.Type() == field.Type {
+			target.Set(from.Field(i))
+		}
 	}
 }
 

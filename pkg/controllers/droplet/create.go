@@ -1,0 +1,256 @@
+package droplet
+
+// The create path: a Droplet without a droplet ID gets one, adopted when
+// DigitalOcean may have it already (mayExist, findExisting), else created
+// alone here or with mates in one request (batch.go). The intent is on
+// record before any create is sent (recordIntent).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+)
+
+// createPriority puts a warm pool's refill behind creates a user waits for.
+func createPriority(d *v1alpha1.Droplet) digitalocean.Priority {
+	if IsPoolMember(d) {
+		return digitalocean.PriorityPool
+	}
+	return digitalocean.PriorityCreate
+}
+
+// create adopts the VM's droplet if DigitalOcean already has it, and creates it otherwise.
+func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
+	log := logFor(d)
+	keyIDs, waiting := h.keyIDs(d)
+	if waiting != "" {
+		// The Key's change re-enqueues this droplet. A record of a create
+		// already sent stays: it is what makes the next pass look first.
+		if v1alpha1.NeverSent(d) {
+			events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonWaitingForKey, waiting)
+		}
+		return 0, nil
+	}
+
+	if !hasFinalizer(d, CleanupHandlerName) {
+		// Made without it (the VM controller makes it with the finalizer on),
+		// and wrangler's remove handler, which runs first, could not add the
+		// finalizer (its write conflicted): a droplet created before it is
+		// there leaks if the Droplet is deleted meanwhile (its VM deleted
+		// right away). The next pass retries.
+		return 0, nil
+	}
+	uid := vmUID(d)
+	if uid == "" {
+		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
+	}
+	if h.mem.inBatch(d) {
+		// Another worker's multi-create is sending it. Its status write
+		// re-queues it, but a write that fails, or a claim that ends without
+		// one (the intent's write conflicted), would leave it waiting forever.
+		return batchPoll, nil
+	}
+	if wait := max(settling(d), h.refusedPause(d)); wait > 0 {
+		return wait, nil
+	}
+	if h.mayExist(d) {
+		existing, err := h.findExisting(ctx, client, d)
+		if err != nil {
+			return h.failDO(d, v1alpha1.Created, err), nil
+		}
+		// Backoff counts failed calls in a row, not failed passes: a pass makes
+		// several calls, and under a steady error rate whole passes fail so often
+		// that the delay would grow to its cap although DigitalOcean answers.
+		h.backoff.Reset(objectKey(d))
+		if existing != nil {
+			log.WithField("droplet", existing.ID).Info("adopting existing droplet")
+			h.observe(d, existing)
+			h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found by its tag", existing.ID))
+			return h.opts.BootResync, nil
+		}
+	}
+
+	if freshForCreate(d) && sharesKey(d) {
+		mates := h.batchMates(d)
+		if wait := h.gathering(d); wait > 0 && len(mates) < maxBatch-1 {
+			return wait, nil
+		}
+		if len(mates) > 0 {
+			return h.createBatch(ctx, client, d, mates, keyIDs)
+		}
+	}
+	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
+	if err := h.recordIntent(d, ""); err != nil {
+		return 0, err
+	}
+	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
+	if err != nil {
+		return h.failCreate(d, err, onlyRefused), nil
+	}
+	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
+	return h.opts.BootResync, nil
+}
+
+// reasonCreateUnconfirmed: a create got no answer, or a 5xx.
+const reasonCreateUnconfirmed = "CreateUnconfirmed"
+
+// settling is how much longer to wait before looking for the droplet of a
+// create whose outcome is unknown (see CreateSettle): the status write that
+// records the failure re-queues the Droplet at once.
+func settling(d *v1alpha1.Droplet) time.Duration {
+	if v1alpha1.Created.GetReason(d) != reasonCreateUnconfirmed {
+		return 0
+	}
+	failed, err := time.Parse(time.RFC3339, v1alpha1.Created.GetLastUpdated(d))
+	if err != nil {
+		return 0
+	}
+	return digitalocean.CreateSettle - time.Since(failed)
+}
+
+// refusedCreatePause spaces out creates DigitalOcean refused (422, 401) of
+// an unchanged spec, which the re-queue after the status write would
+// otherwise resend many times a second: slow enough not to matter to the
+// rate limit, soon enough after a fix elsewhere (a token, a limit).
+const refusedCreatePause = time.Minute
+
+// refusedPause is how much longer d's refused create waits.
+func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
+	at, ok := h.mem.refusedAt(d)
+	if !ok {
+		return 0
+	}
+	return refusedCreatePause - time.Since(at)
+}
+
+// failCreate records a failed create and says when to look again.
+// onlyRefused: every create sent for d before this one was refused, so a
+// refusal of this one too means DigitalOcean has nothing of d's.
+func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
+	f := digitalocean.Classify(err)
+	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
+	reason, message := f.Reason, f.Message
+	if f.Reason == "Unavailable" {
+		// No answer or a 5xx: the droplet may exist.
+		reason, message = reasonCreateUnconfirmed, f.Message+"; the droplet may exist, so it is looked for before any new create"
+	}
+	after := h.recordFailure(d, v1alpha1.Created, f, reason, message)
+	if f.Permanent {
+		h.mem.noteRefused(d)
+		after = min(after, refusedCreatePause)
+	}
+	if f.Reason == "Unavailable" {
+		// Give the tag listing time to show it before the next pass looks.
+		after = max(after, digitalocean.CreateSettle)
+	}
+	return after
+}
+
+// markCreated records DigitalOcean's answer to a create.
+func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
+	h.mem.noteCreated(d, created.ID)
+	h.backoff.Reset(objectKey(d))
+	logFor(d).WithField("droplet", created.ID).Info("droplet created")
+	h.observe(d, created)
+	h.progress(d, v1alpha1.Created, "Created", message)
+}
+
+// recordIntent writes Created=False/Creating before the create is sent, and
+// d becomes the written object. Two reasons:
+//   - the write is conditional on d's resourceVersion, so a create is never
+//     sent from a stale cached copy (one that lacks the ID a previous pass
+//     stored): that copy fails here with a conflict and is retried;
+//   - cleanup trusts a Droplet without a Created condition never to have
+//     reached DigitalOcean; with the intent on record first, that holds even
+//     when the create's answer or the status write after it is lost.
+func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
+	intent := d.DeepCopy()
+	intent.Status.CreateBatch = batch
+	// From here on the create may reach DigitalOcean.
+	intent.Status.NotCreated = false
+	events.MarkConfigValid(intent)
+	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
+	StampState(intent)
+	updated, err := h.droplets.UpdateStatus(intent)
+	if err != nil {
+		return err
+	}
+	*d = *updated
+	return nil
+}
+
+// mayExist: a droplet may already exist for d. Not so for a Droplet never
+// sent to DigitalOcean (no Created condition: recordIntent writes one before
+// any create) whose VM has no earlier Droplet's droplet on record (cleanup
+// writes it on the VM when a Droplet goes while its VM stays). Skipping the
+// lookup then saves one request per new VM.
+func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
+	if !freshForCreate(d) {
+		return true
+	}
+	if IsPoolMember(d) {
+		// Its identity tag is new, and no earlier Droplet had it.
+		return false
+	}
+	vm := h.vmOf(d)
+	return vm == nil || vm.Annotations[v1alpha1.KnownDropletAnnotation] != ""
+}
+
+// findExisting returns the VM's droplet if this process created it, its
+// batch or its VM tag lists it, or the VM has it on record.
+func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
+	if id, ok := h.mem.createdID(d); ok {
+		return h.getCreated(ctx, client, id)
+	}
+	if d.Status.CreateBatch != "" {
+		if found, err := findInBatch(ctx, client, d); err != nil || found != nil {
+			return found, err
+		}
+	}
+	if found, err := findByTag(ctx, client, digitalocean.VMTag(vmUID(d))); err != nil || found != nil {
+		return found, err
+	}
+	if id := knownDropletID(h.vmOf(d)); id != 0 {
+		found, _, err := client.Droplets.Get(ctx, id)
+		if digitalocean.IsNotFound(err) {
+			return nil, nil
+		}
+		return found, err
+	}
+	return nil, nil
+}
+
+// getCreated reads a droplet this process created. Not visible yet right
+// after the create, it is adopted by ID all the same, since creating again
+// is how duplicates happen.
+func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (*godo.Droplet, error) {
+	d, _, err := client.Droplets.Get(ctx, id)
+	if err == nil {
+		return d, nil
+	}
+	if !digitalocean.IsNotFound(err) {
+		return nil, err
+	}
+	return &godo.Droplet{ID: id, Status: "new"}, nil
+}
+
+// keyIDs returns the DigitalOcean key ids, or why they are not known yet.
+func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, string) {
+	var out []godo.DropletCreateSSHKey
+	for _, name := range d.Spec.KeyRefs {
+		k, err := h.keys.Get(d.Namespace, name)
+		if err != nil {
+			k = nil
+		}
+		if k == nil || k.Status.KeyID == 0 {
+			return nil, waitingForKey(name, k)
+		}
+		out = append(out, godo.DropletCreateSSHKey{ID: k.Status.KeyID})
+	}
+	return out, ""
+}

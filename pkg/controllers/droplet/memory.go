@@ -1,0 +1,161 @@
+package droplet
+
+import (
+	"sync"
+	"time"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"k8s.io/client-go/tools/record"
+)
+
+// memory is what the Droplet handler knows of its Droplets beyond their
+// objects, in this process only: what the cache and DigitalOcean's lists may
+// not show yet. Its zero value is ready to use, and it is safe for the
+// handler's workers at once.
+//
+// forget clears a going Droplet's entries, except two:
+//   - a multi-create's claim, which its sender releases once the answer is
+//     in (the cleanup waits for that);
+//   - what the reaper deleted, kept until the VM itself is gone (vmGone): a
+//     VM update after its Droplet's cleanup must not send the delete again.
+//
+// A new kind of entry gets its named operations here, and a line in forget
+// unless it must outlive the Droplet like the two above.
+type memory struct {
+	// created: droplet IDs of creates this process sent, by VM UID. The
+	// cache may still show a Droplet without its ID after the status write,
+	// and DigitalOcean's tag listing can lag behind a create: either alone
+	// could lead to a second droplet.
+	created sync.Map
+	// claims: the batch tag of the multi-create of this process sending a
+	// Droplet, by object key, so that other workers leave it to it.
+	claims sync.Map
+	// readySince: when a Droplet waiting for batch mates was first ready to
+	// create, by object key.
+	readySince sync.Map
+	// refused: the creates DigitalOcean refused, by object key.
+	refused sync.Map
+	// recorded: Droplet UIDs whose droplet ID this process wrote, so that a
+	// cached copy from before that write is not taken for a Droplet that
+	// still needs its droplet.
+	recorded sync.Map
+	// reaped: the deleteTargets the reaper deleted, by VM UID.
+	reaped sync.Map
+	// held: the Events of the pass under way, by Droplet UID, until its
+	// status write succeeds.
+	held sync.Map
+}
+
+// refusal is when DigitalOcean refused a create of which spec generation.
+type refusal struct {
+	generation int64
+	at         time.Time
+}
+
+// createdID is the droplet this process created for d's VM.
+func (m *memory) createdID(d *v1alpha1.Droplet) (int, bool) {
+	id, ok := m.created.Load(vmUID(d))
+	if !ok {
+		return 0, false
+	}
+	return id.(int), true
+}
+
+// noteCreated remembers DigitalOcean's answer to d's create; d no longer
+// gathers mates, and an earlier refusal no longer holds it back.
+func (m *memory) noteCreated(d *v1alpha1.Droplet, id int) {
+	m.created.Store(vmUID(d), id)
+	m.readySince.Delete(objectKey(d))
+	m.refused.Delete(objectKey(d))
+}
+
+// claim marks d as sent by the multi-create batch; false if another one
+// has it already.
+func (m *memory) claim(d *v1alpha1.Droplet, batch string) bool {
+	_, taken := m.claims.LoadOrStore(objectKey(d), batch)
+	return !taken
+}
+
+// release ends d's claim once its multi-create has answered.
+func (m *memory) release(d *v1alpha1.Droplet) { m.claims.Delete(objectKey(d)) }
+
+// inBatch: a multi-create of this process is sending d.
+func (m *memory) inBatch(d *v1alpha1.Droplet) bool {
+	_, busy := m.claims.Load(objectKey(d))
+	return busy
+}
+
+// firstReady is when d was first ready to create, now on the first ask.
+func (m *memory) firstReady(d *v1alpha1.Droplet) time.Time {
+	first, _ := m.readySince.LoadOrStore(objectKey(d), time.Now())
+	return first.(time.Time)
+}
+
+// noteRefused remembers that DigitalOcean refused d's create now.
+func (m *memory) noteRefused(d *v1alpha1.Droplet) {
+	m.refused.Store(objectKey(d), refusal{generation: d.Generation, at: time.Now()})
+}
+
+// refusedAt is when DigitalOcean refused a create of d's current spec.
+func (m *memory) refusedAt(d *v1alpha1.Droplet) (time.Time, bool) {
+	v, ok := m.refused.Load(objectKey(d))
+	if !ok || v.(refusal).generation != d.Generation {
+		return time.Time{}, false
+	}
+	return v.(refusal).at, true
+}
+
+// noteRecorded remembers that d's droplet ID is written.
+func (m *memory) noteRecorded(d *v1alpha1.Droplet) {
+	if d.Status.DropletID != 0 {
+		m.recorded.Store(d.UID, true)
+	}
+}
+
+// isRecorded: this process wrote d's droplet ID already.
+func (m *memory) isRecorded(d *v1alpha1.Droplet) bool {
+	_, ok := m.recorded.Load(d.UID)
+	return ok
+}
+
+// noteReaped remembers the targets the reaper deleted for d's VM.
+func (m *memory) noteReaped(d *v1alpha1.Droplet, t deleteTargets) { m.reaped.Store(vmUID(d), t) }
+
+// reapedTargets are the targets the reaper deleted for d's VM.
+func (m *memory) reapedTargets(d *v1alpha1.Droplet) (deleteTargets, bool) {
+	t, ok := m.reaped.Load(vmUID(d))
+	if !ok {
+		return deleteTargets{}, false
+	}
+	return t.(deleteTargets), true
+}
+
+// vmGone drops what the reaper deleted for the VM of UID vmUID.
+func (m *memory) vmGone(vmUID string) { m.reaped.Delete(vmUID) }
+
+// heldEvents are the Events held for d's status write, a new buffer for
+// recorder if none are held yet.
+func (m *memory) heldEvents(d *v1alpha1.Droplet, recorder record.EventRecorder) *events.Buffer {
+	v, _ := m.held.LoadOrStore(d.UID, events.NewBuffer(recorder))
+	return v.(*events.Buffer)
+}
+
+// takeHeld removes and returns the Events held for d's status write.
+func (m *memory) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
+	v, ok := m.held.LoadAndDelete(d.UID)
+	if !ok {
+		return nil, false
+	}
+	return v.(*events.Buffer), true
+}
+
+// forget clears what is remembered of d, which is going (see memory for
+// the two entries it keeps).
+func (m *memory) forget(d *v1alpha1.Droplet) {
+	m.created.Delete(vmUID(d))
+	m.recorded.Delete(d.UID)
+	m.held.Delete(d.UID)
+	m.refused.Delete(objectKey(d))
+	m.readySince.Delete(objectKey(d))
+}

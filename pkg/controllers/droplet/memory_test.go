@@ -1,0 +1,67 @@
+package droplet
+
+import (
+	"testing"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+func TestForgetClearsAllButTheClaimAndWhatWasReaped(t *testing.T) {
+	var m memory
+	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", UID: "droplet-uid", Generation: 1}}
+	d.Spec.Tags = []string{digitalocean.VMTag("vm-uid")}
+	d.Status.DropletID = 42
+
+	m.noteCreated(d, 42)
+	m.firstReady(d)
+	m.noteRefused(d)
+	m.noteRecorded(d)
+	m.heldEvents(d, record.NewFakeRecorder(1))
+	m.claim(d, "batch")
+	m.noteReaped(d, deleteTargets{ids: []int{42}})
+
+	m.forget(d)
+	if _, ok := m.createdID(d); ok {
+		t.Error("the created droplet ID outlived forget")
+	}
+	if _, ok := m.readySince.Load(objectKey(d)); ok {
+		t.Error("the first-ready time outlived forget")
+	}
+	if _, ok := m.refusedAt(d); ok {
+		t.Error("the refusal outlived forget")
+	}
+	if m.isRecorded(d) {
+		t.Error("the recorded mark outlived forget")
+	}
+	if _, ok := m.takeHeld(d); ok {
+		t.Error("the held Events outlived forget")
+	}
+	// Its sender releases the claim once the multi-create answered.
+	if !m.inBatch(d) {
+		t.Error("forget released a multi-create's claim while it is sending")
+	}
+	// Kept until the VM is gone, so a later VM update sends nothing again.
+	if _, ok := m.reapedTargets(d); !ok {
+		t.Error("forget dropped what the reaper deleted before the VM is gone")
+	}
+	m.vmGone("vm-uid")
+	if _, ok := m.reapedTargets(d); ok {
+		t.Error("what the reaper deleted outlived the VM")
+	}
+}
+
+func TestRefusalHoldsOnlyItsGeneration(t *testing.T) {
+	var m memory
+	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", Generation: 1}}
+	m.noteRefused(d)
+	if _, ok := m.refusedAt(d); !ok {
+		t.Fatal("the refusal of the current spec is not remembered")
+	}
+	d.Generation = 2
+	if _, ok := m.refusedAt(d); ok {
+		t.Error("a changed spec is still held back by the old spec's refusal")
+	}
+}

@@ -1,0 +1,133 @@
+package droplet
+
+// The observe path: a Droplet with a droplet ID has it re-read, from the
+// token's shared list or by its own GET, and its status follows.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// lastSyncedRefresh bounds how stale status.lastSynced may get while nothing changes,
+// without writing the status on every poll.
+const lastSyncedRefresh = 10 * time.Minute
+
+// refresh re-reads the droplet and schedules the next read.
+func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
+	// A list is shared, and may be up to one period old: each costs a
+	// request per 200 droplets of the token, and every Droplet whose droplet
+	// a new list shows changed is enqueued at once, so a change still
+	// reaches its Droplet within about one period.
+	maxAge := h.opts.BootResync
+	if v1alpha1.Ready.IsTrue(d) {
+		maxAge = h.opts.ActiveResync
+	}
+	if wait := untilListable(d); wait > 0 {
+		// Created moments ago, so still new, and no list shows it yet: the
+		// pass that the create's own status write causes would spend a GET
+		// to learn that.
+		return wait, nil
+	}
+	current, err := h.read(ctx, client, d, maxAge)
+	if digitalocean.IsHeldBack(err) {
+		// Not a problem of the droplet's: this controller chose to wait for
+		// room in the token's budget. Nothing to record.
+		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
+	}
+	if digitalocean.IsNotFound(err) {
+		// Never recreate here: right after a create DigitalOcean may not know the
+		// droplet yet, and a second droplet is worse than a late one.
+		h.transition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Status.DropletID))
+		return h.opts.BootResync, nil
+	}
+	if err != nil {
+		return h.failDO(d, v1alpha1.Ready, err), nil
+	}
+	h.backoff.Reset(objectKey(d))
+	h.observe(d, current)
+	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
+		now := metav1.Now()
+		d.Status.LastSynced = &now
+	}
+	if v1alpha1.Ready.IsTrue(d) {
+		if wait := h.checkReachable(d); wait > 0 {
+			return min(wait, h.opts.ActiveResync), nil
+		}
+		return h.opts.ActiveResync, nil
+	}
+	return h.opts.BootResync, nil
+}
+
+// read returns DigitalOcean's view of d's droplet, at most maxAge old: from
+// the token's shared list when batched, else by its own GET. A droplet the
+// list lacks is asked for by id, which tells gone from not listed yet.
+func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, maxAge time.Duration) (*godo.Droplet, error) {
+	id := d.Status.DropletID
+	if h.fleet != nil {
+		listed, err := h.fleet.get(client, id, maxAge, listableFrom(d))
+		if err != nil || listed != nil {
+			return listed, err
+		}
+	}
+	current, _, err := client.Droplets.Get(ctx, id)
+	return current, err
+}
+
+// listableAt is when a list can first show d's droplet: a second after
+// DigitalOcean's created_at, which it gives to the second.
+func listableAt(d *v1alpha1.Droplet) (time.Time, bool) {
+	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
+	return created.Add(time.Second), err == nil
+}
+
+// listableFrom is listableAt for a list to be taken after. Right after a
+// create, one new list for all the new droplets is cheaper than a GET each.
+func listableFrom(d *v1alpha1.Droplet) time.Time {
+	from, ok := listableAt(d)
+	if !ok || from.After(time.Now()) {
+		// DigitalOcean's clock ahead of ours would make every list too old.
+		return time.Time{}
+	}
+	return from
+}
+
+// untilListable is how long until a list can show a droplet created in the
+// last second, and 0 otherwise (also when DigitalOcean's clock is ahead of
+// ours by more than that, which must not hold off reads).
+func untilListable(d *v1alpha1.Droplet) time.Duration {
+	from, ok := listableAt(d)
+	if wait := time.Until(from); ok && wait <= time.Second {
+		return max(wait, 0)
+	}
+	return 0
+}
+
+// observe copies DigitalOcean's view of the droplet into the status.
+func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
+	d.Status.DropletID = do.ID
+	d.Status.Status = do.Status
+	d.Status.PublicIPv4, _ = do.PublicIPv4()
+	d.Status.PrivateIPv4, _ = do.PrivateIPv4()
+	d.Status.PublicIPv6, _ = do.PublicIPv6()
+	d.Status.CreatedAt = do.Created
+	if do.Region != nil {
+		d.Status.Region = do.Region.Slug
+	}
+	observePrice(d, do)
+	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
+	if ready {
+		h.progress(d, v1alpha1.Ready, "Active", "droplet is active at "+d.Status.PublicIPv4)
+	} else if !v1alpha1.Ready.IsTrue(d) {
+		// Booting is the expected way to Active, not a problem: no Event.
+		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
+	} else {
+		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
+	}
+}
