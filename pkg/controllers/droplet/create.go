@@ -8,6 +8,7 @@ package droplet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -85,10 +86,12 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		}
 	}
 	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
-	if err := h.recordIntent(d, ""); err != nil {
+	if err := h.recordIntent(d, "", h.bootTag()); err != nil {
 		return 0, err
 	}
-	created, _, err := client.Droplets.Create(ctx, createRequest(d, keyIDs))
+	req := createRequest(d, keyIDs)
+	req.Tags = slices.Concat(req.Tags, []string{d.Status.BootTag})
+	created, _, err := client.Droplets.Create(ctx, req)
 	if err != nil {
 		return h.failCreate(d, err, onlyRefused), nil
 	}
@@ -168,9 +171,10 @@ func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, messag
 //   - cleanup trusts a Droplet without a Created condition never to have
 //     reached DigitalOcean; with the intent on record first, that holds even
 //     when the create's answer or the status write after it is lost.
-func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
+func (h *handler) recordIntent(d *v1alpha1.Droplet, batch, bootTag string) error {
 	intent := d.DeepCopy()
 	intent.Status.CreateBatch = batch
+	intent.Status.BootTag = bootTag
 	// From here on the create may reach DigitalOcean.
 	intent.Status.NotCreated = false
 	events.MarkConfigValid(intent)
@@ -182,6 +186,16 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch string) error {
 	}
 	*d = *updated
 	return nil
+}
+
+// bootTagPeriods is a boot bucket's length in boot resync periods: a bucket
+// of 20 s (at the default 1 s period) holds at most a few hundred droplets
+// at DigitalOcean's create rate, and a boot spans two or three of them.
+const bootTagPeriods = 20
+
+// bootTag is the boot bucket a droplet created now goes in.
+func (h *handler) bootTag() string {
+	return digitalocean.BootTag(h.opts.InstallationTag, time.Now(), bootTagPeriods*h.opts.BootResync)
 }
 
 // mayExist: a droplet may already exist for d. Not so for a Droplet never

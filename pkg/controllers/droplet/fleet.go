@@ -33,10 +33,12 @@ func ParseResyncMode(s string) (ResyncMode, error) {
 	return "", fmt.Errorf("%q is neither %s nor %s", s, ResyncBatched, ResyncPerDroplet)
 }
 
-// fleet holds, per token, the last list of this installation's droplets.
-// Every Droplet re-reads its droplet from that list, and whichever needs a
-// newer list than there is takes it for all: with N droplets a period costs
-// ceil(N/200) requests instead of N.
+// fleet holds, per token, the last list of this installation's droplets,
+// and of each recent boot bucket (digitalocean.BootTag). Every Droplet
+// re-reads its droplet from one of those lists, and whichever needs a newer
+// list than there is takes it for all: with N droplets a period costs
+// ceil(N/200) requests instead of N, and a booting droplet's list holds
+// only the droplets created around the same time.
 type fleet struct {
 	ctx   context.Context
 	tag   string
@@ -44,8 +46,14 @@ type fleet struct {
 	// changed is told which droplet ids a new list shows changed or gone.
 	changed func(ids []int)
 
-	mu      sync.Mutex
-	byToken map[*godo.Client]*fleetList
+	mu     sync.Mutex
+	byList map[listKey]*fleetList
+}
+
+// listKey names one list: a token's droplets with one tag.
+type listKey struct {
+	client *godo.Client
+	tag    string
 }
 
 // fleetList is one list answer, by droplet id.
@@ -54,35 +62,58 @@ type fleetList struct {
 	droplets map[int]*godo.Droplet
 }
 
+// unusedListLifetime is how long a list no Droplet asked for is kept: boot
+// buckets stop being read once their droplets are active.
+const unusedListLifetime = 10 * time.Minute
+
 func newFleet(ctx context.Context, tag string, changed func(ids []int)) *fleet {
-	return &fleet{ctx: ctx, tag: tag, changed: changed, byToken: map[*godo.Client]*fleetList{}}
+	return &fleet{ctx: ctx, tag: tag, changed: changed, byList: map[listKey]*fleetList{}}
 }
 
-// get returns droplet id as listed no longer than maxAge ago, and not
-// before notBefore (a list older than the droplet cannot show it), listing
-// again when the last list is older. A nil droplet means the list lacks it:
-// gone, or too new to be listed yet; the caller asks for it by id.
-func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time) (*godo.Droplet, error) {
+// get returns droplet id as listed with tag (the installation's when "")
+// no longer than maxAge ago, and not before notBefore (a list older than
+// the droplet cannot show it), listing again when the last list is older.
+// A newer list of one of the other tags that holds the droplet wins: a
+// droplet read from its boot bucket's list while it booted must not go
+// back to an older installation list's view once it is active. A nil
+// droplet means the list lacks it: gone, or too new to be listed yet; the
+// caller asks for it by id.
+func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time, tag string, newer ...string) (*godo.Droplet, error) {
+	key := f.key(client, tag)
 	f.mu.Lock()
-	list := f.byToken[client]
+	list := f.byList[key]
 	f.mu.Unlock()
 	if list == nil || time.Since(list.taken) >= maxAge || list.taken.Before(notBefore) {
 		var err error
-		if list, err = f.relist(client); err != nil {
+		if list, err = f.relist(key); err != nil {
 			return nil, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, other := range newer {
+		if l := f.byList[f.key(client, other)]; l != nil && l.taken.After(list.taken) && l.droplets[id] != nil {
+			list = l
 		}
 	}
 	return list.droplets[id], nil
 }
 
-// relist lists the token's droplets once, however many Droplets ask at once.
-func (f *fleet) relist(client *godo.Client) (*fleetList, error) {
-	v, err, _ := f.lists.Do(fmt.Sprintf("%p", client), func() (any, error) {
+func (f *fleet) key(client *godo.Client, tag string) listKey {
+	if tag == "" {
+		tag = f.tag
+	}
+	return listKey{client, tag}
+}
+
+// relist takes one list, however many Droplets ask for it at once.
+func (f *fleet) relist(key listKey) (*fleetList, error) {
+	v, err, _ := f.lists.Do(fmt.Sprintf("%p/%s", key.client, key.tag), func() (any, error) {
 		// Not the caller's context: the answer serves every waiting Droplet.
 		ctx, cancel := digitalocean.CallContext(f.ctx, digitalocean.PriorityResync)
 		defer cancel()
 		taken := time.Now()
-		found, err := digitalocean.ListByTag(ctx, client, f.tag)
+		found, err := digitalocean.ListByTag(ctx, key.client, key.tag)
 		if err != nil {
 			return nil, err
 		}
@@ -91,8 +122,9 @@ func (f *fleet) relist(client *godo.Client) (*fleetList, error) {
 			list.droplets[found[i].ID] = &found[i]
 		}
 		f.mu.Lock()
-		previous := f.byToken[client]
-		f.byToken[client] = list
+		previous := f.byList[key]
+		f.byList[key] = list
+		f.dropUnused(taken)
 		f.mu.Unlock()
 		if previous != nil {
 			f.changed(changedIDs(previous, list))
@@ -103,6 +135,16 @@ func (f *fleet) relist(client *godo.Client) (*fleetList, error) {
 		return nil, err
 	}
 	return v.(*fleetList), nil
+}
+
+// dropUnused forgets the boot lists nobody relisted for a while; the
+// installation's lists stay. f.mu is held.
+func (f *fleet) dropUnused(now time.Time) {
+	for key, list := range f.byList {
+		if key.tag != f.tag && now.Sub(list.taken) > unusedListLifetime {
+			delete(f.byList, key)
+		}
+	}
 }
 
 // changedIDs are the droplets whose state (as the status records it)

@@ -45,7 +45,7 @@ func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []i
 func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 	do, client, f, ids, _ := newFleetWorld(t, 450)
 	for _, id := range ids {
-		d, err := f.get(client, id, time.Hour, time.Time{})
+		d, err := f.get(client, id, time.Hour, time.Time{}, "")
 		if err != nil || d == nil || d.ID != id {
 			t.Fatalf("droplet %d: %v, %v", id, d, err)
 		}
@@ -58,7 +58,7 @@ func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 		t.Errorf("%d single GETs, want none", n)
 	}
 	// Older than the period asked for: listed again, once.
-	if _, err := f.get(client, ids[0], 0, time.Time{}); err != nil {
+	if _, err := f.get(client, ids[0], 0, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 6 {
@@ -68,7 +68,7 @@ func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 
 func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 	do, client, f, ids, changes := newFleetWorld(t, 5)
-	if _, err := f.get(client, ids[0], time.Hour, time.Time{}); err != nil {
+	if _, err := f.get(client, ids[0], time.Hour, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if len(*changes) != 0 {
@@ -80,7 +80,7 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 	if _, err := client.Droplets.Delete(context.Background(), ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.get(client, ids[1], 0, time.Time{})
+	d, err := f.get(client, ids[1], 0, time.Time{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 		t.Errorf("changed ids %v, want the one with a new IP and the deleted one %v", got, want)
 	}
 	// A droplet the list lacks comes back nil, for the caller to GET.
-	if d, err := f.get(client, ids[2], time.Hour, time.Time{}); err != nil || d != nil {
+	if d, err := f.get(client, ids[2], time.Hour, time.Time{}, ""); err != nil || d != nil {
 		t.Errorf("deleted droplet: %v, %v; want nil, nil", d, err)
 	}
 }
@@ -115,13 +115,13 @@ func TestChangedIDsSeesNewDroplets(t *testing.T) {
 
 func TestFleetRelistsForADropletNewerThanTheList(t *testing.T) {
 	do, client, f, ids, _ := newFleetWorld(t, 3)
-	if _, err := f.get(client, ids[0], time.Hour, time.Time{}); err != nil {
+	if _, err := f.get(client, ids[0], time.Hour, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	newID := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag}}).ID
 	// The list is fresh for maxAge, but older than the droplet: listed again.
-	d, err := f.get(client, newID, time.Hour, time.Now())
+	d, err := f.get(client, newID, time.Hour, time.Now(), "")
 	if err != nil || d == nil || d.ID != newID {
 		t.Fatalf("new droplet: %v, %v; want it from a new list", d, err)
 	}
@@ -129,10 +129,54 @@ func TestFleetRelistsForADropletNewerThanTheList(t *testing.T) {
 		t.Errorf("%d list requests, want 2: one more for the new droplet", n)
 	}
 	// Others are served by that list: no more requests.
-	if _, err := f.get(client, ids[1], time.Hour, time.Now().Add(-time.Minute)); err != nil {
+	if _, err := f.get(client, ids[1], time.Hour, time.Now().Add(-time.Minute), ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(do.RequestCounts()); n != 1 {
 		t.Errorf("requests %v, want list requests only", do.RequestCounts())
+	}
+}
+
+// A booting droplet is read from its boot bucket's list: one page for the
+// few droplets created with it, however large the fleet.
+func TestBootingDropletIsReadFromItsBucket(t *testing.T) {
+	do, client, f, _, _ := newFleetWorld(t, 450)
+	boot := digitalocean.BootTag(f.tag, time.Now(), 20*time.Second)
+	var booting []int
+	for i := range 3 {
+		booting = append(booting, do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{
+			Name: fmt.Sprintf("new-%d", i), Region: "nyc1", Size: "s-1vcpu-1gb",
+			Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID)
+	}
+	for _, id := range booting {
+		d, err := f.get(client, id, time.Hour, time.Time{}, boot)
+		if err != nil || d == nil || d.ID != id {
+			t.Fatalf("droplet %d: %v, %v", id, d, err)
+		}
+	}
+	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 1 {
+		t.Errorf("3 booting droplets among 453 read with %d list requests, want 1", n)
+	}
+}
+
+// Once active, a droplet read from its boot bucket goes back to the
+// installation's list, which may be older: the boot list's newer view wins.
+func TestActiveDropletKeepsItsBootListsNewerView(t *testing.T) {
+	do, client, f, _, _ := newFleetWorld(t, 2)
+	boot := digitalocean.BootTag(f.tag, time.Now(), 20*time.Second)
+	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
+	if _, err := f.get(client, id, time.Hour, time.Time{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := do.SetDropletStatus(fleetToken, id, "off"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := f.get(client, id, 0, time.Time{}, boot); err != nil || d.Status != "off" {
+		t.Fatalf("boot list: %v, %v", d, err)
+	}
+	d, err := f.get(client, id, time.Hour, time.Time{}, "", boot)
+	if err != nil || d.Status != "off" {
+		t.Errorf("installation list read after the boot list: status %q (%v), want the newer off", d.Status, err)
 	}
 }

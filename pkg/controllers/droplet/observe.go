@@ -39,6 +39,11 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
 		// room in the token's budget. Nothing to record.
+		if h.fleet != nil {
+			// The Droplets waiting for a list share it: spreading them out
+			// (as the backoff's jitter does for GETs) only delays it.
+			return max(digitalocean.Classify(err).RetryAfter, maxAge), nil
+		}
 		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
 	}
 	if digitalocean.IsNotFound(err) {
@@ -71,13 +76,23 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, maxAge time.Duration) (*godo.Droplet, error) {
 	id := d.Status.DropletID
 	if h.fleet != nil {
-		listed, err := h.fleet.get(client, id, maxAge, listableFrom(d))
+		listed, err := h.fleet.get(client, id, maxAge, listableFrom(d), listTag(d), d.Status.BootTag)
 		if err != nil || listed != nil {
 			return listed, err
 		}
 	}
 	current, _, err := client.Droplets.Get(ctx, id)
 	return current, err
+}
+
+// listTag is the tag of the list d's droplet is read from: while it boots,
+// its boot bucket's, which holds only droplets created around the same
+// time; else the installation's ("").
+func listTag(d *v1alpha1.Droplet) string {
+	if v1alpha1.Ready.IsTrue(d) {
+		return ""
+	}
+	return d.Status.BootTag
 }
 
 // listableAt is when a list can first show d's droplet: a second after

@@ -31,15 +31,16 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 
 // multiCreateRequest creates members in one request with d's settings
 // (equal to theirs: see batchKey). The multi-create's droplets carry the
-// shared tags and the batch's instead of their own VM tags.
-func multiCreateRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, members []*v1alpha1.Droplet, batch string) *godo.DropletMultiCreateRequest {
+// shared tags and the batch's (and any others given) instead of their own
+// VM tags.
+func multiCreateRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, members []*v1alpha1.Droplet, batch string, tags ...string) *godo.DropletMultiCreateRequest {
 	single := createRequest(d, keys)
 	multi := &godo.DropletMultiCreateRequest{}
 	copySameFields(multi, single)
 	for _, m := range members {
 		multi.Names = append(multi.Names, m.Spec.Name)
 	}
-	multi.Tags = append(digitalocean.SharedTags(single.Tags), batch)
+	multi.Tags = append(append(digitalocean.SharedTags(single.Tags), batch), tags...)
 	return multi
 }
 

@@ -108,6 +108,11 @@ type DropletStatus struct {
 	// CreateBatch is the BatchTag of the multi-create request this droplet
 	// was sent in, recorded before it was sent; empty for a single create.
 	CreateBatch string `json:"createBatch,omitempty"`
+	// BootTag is the time-bucket tag the droplet was created with (see
+	// digitalocean.BootTag), recorded before it was sent. While it boots,
+	// it is read from the list of that tag: droplets created around the
+	// same time, not the whole fleet.
+	BootTag string `json:"bootTag,omitempty"`
 	// NotCreated: DigitalOcean answered every create sent for this Droplet
 	// with a refusal (401, 403 or 422), so it applied nothing and deleting
 	// the Droplet needs no call to it. Cleared before any new create.
