@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -30,21 +31,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, n := range cfg.Ns {
 		rep.FloodScales[n] = cfg.FloodScaleFor(n)
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return rep, err
-	}
-	bin := cfg.ControllerBin
-	if bin == "" {
-		fmt.Fprintf(cfg.Log, "building the controller into %s\n", cfg.Dir)
-		var err error
-		if bin, err = BuildController(ctx, cfg.Dir); err != nil {
-			return rep, err
-		}
-	}
-	missing, err := ProbeFlags(ctx, bin)
+	kit, err := prepareRun(ctx, cfg.ControllerBin, cfg.Dir, cfg.Log)
 	if err != nil {
 		return rep, err
 	}
+	defer func() { _ = kit.env.Stop() }()
+	bin, missing, env := kit.bin, kit.missing, kit.env
 	if len(missing) > 0 {
 		var flags []string
 		for f := range missing {
@@ -61,18 +53,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Unlimited {
 		rep.Warnings = append(rep.Warnings, "DigitalOcean rate limits off (-no-rate-limits): this run measures what Kubernetes alone allows, not the targets")
 	}
-
-	ours, err := crds.Objects()
-	if err != nil {
-		return rep, err
-	}
-	began := time.Now()
-	env, err := testenv.Start(ctx, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...), BaseDir: cfg.Dir})
-	if err != nil {
-		return rep, err
-	}
-	defer func() { _ = env.Stop() }()
-	fmt.Fprintf(cfg.Log, "control plane up in %.1f s (logs in %s)\n", time.Since(began).Seconds(), env.Dir)
 
 	for _, n := range cfg.Ns {
 		for _, mode := range cfg.Modes {
@@ -96,6 +76,45 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Targets = Evaluate(rep.Results)
 	rep.LoadAverages = append(rep.LoadAverages, loadAverage())
 	return rep, nil
+}
+
+// runKit is what every run needs: the controller binary, the optional
+// flags it rejects, and the control plane (stop it when done).
+type runKit struct {
+	bin     string
+	missing map[string]bool
+	env     *testenv.Env
+}
+
+// prepareRun makes dir, builds the controller into it unless bin names a
+// prebuilt one, probes its flags and starts kube-apiserver and etcd with
+// HobbyFarm's CRDs and ours, keeping their logs under dir.
+func prepareRun(ctx context.Context, bin, dir string, log io.Writer) (runKit, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return runKit{}, err
+	}
+	if bin == "" {
+		fmt.Fprintf(log, "building the controller into %s\n", dir)
+		var err error
+		if bin, err = BuildController(ctx, dir); err != nil {
+			return runKit{}, err
+		}
+	}
+	missing, err := ProbeFlags(ctx, bin)
+	if err != nil {
+		return runKit{}, err
+	}
+	ours, err := crds.Objects()
+	if err != nil {
+		return runKit{}, err
+	}
+	began := time.Now()
+	env, err := testenv.Start(ctx, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...), BaseDir: dir})
+	if err != nil {
+		return runKit{}, err
+	}
+	fmt.Fprintf(log, "control plane up in %.1f s (logs in %s)\n", time.Since(began).Seconds(), env.Dir)
+	return runKit{bin: bin, missing: missing, env: env}, nil
 }
 
 // loadAverage is /proc/loadavg's 1-minute figure: above the CPU count, something

@@ -220,34 +220,64 @@ func (s timeScale) toSim(real time.Duration) float64 {
 
 // timeline turns real moments into simulated time: at the flood scale until
 // the switch (the fake's retime between the flood and the hold), at the
-// hold scale from then on. It is written only by the scenario's goroutine,
+// hold scale from then on, and at each later switch's scale after it (the
+// large scenario's phases). It is written only by the scenario's goroutine,
 // between phases.
 type timeline struct {
 	flood, hold timeScale
 	switched    time.Time // zero until the switch
+	later       []scaleSwitch
+}
+
+// scaleSwitch is a retime after the first: the scale from at on.
+type scaleSwitch struct {
+	at    time.Time
+	scale timeScale
+}
+
+// switchTo records a retime at at: the first sets the hold's scale, later
+// ones follow it.
+func (t *timeline) switchTo(at time.Time, scale timeScale) {
+	if t.switched.IsZero() {
+		t.switched, t.hold = at, scale
+		return
+	}
+	t.later = append(t.later, scaleSwitch{at: at, scale: scale})
 }
 
 // current is the scale now.
 func (t *timeline) current() timeScale {
-	if t.switched.IsZero() {
+	switch {
+	case len(t.later) > 0:
+		return t.later[len(t.later)-1].scale
+	case t.switched.IsZero():
 		return t.flood
 	}
 	return t.hold
 }
 
-// sim is the simulated seconds from a to b (negative if b is before a):
-// the part before the switch at the flood scale, the rest at the hold scale.
+// sim is the simulated seconds from a to b (negative if b is before a),
+// each stretch at the scale of its phase.
 func (t *timeline) sim(a, b time.Time) float64 {
 	if b.Before(a) {
 		return -t.sim(b, a)
 	}
-	if t.switched.IsZero() || !b.After(t.switched) {
+	if t.switched.IsZero() {
 		return t.flood.toSim(b.Sub(a))
 	}
-	if !a.Before(t.switched) {
-		return t.hold.toSim(b.Sub(a))
+	total, from, scale := 0.0, a, t.flood
+	for _, sw := range append([]scaleSwitch{{at: t.switched, scale: t.hold}}, t.later...) {
+		if !sw.at.After(from) {
+			scale = sw.scale
+			continue
+		}
+		if !sw.at.Before(b) {
+			break
+		}
+		total += scale.toSim(sw.at.Sub(from))
+		from, scale = sw.at, sw.scale
 	}
-	return t.flood.toSim(t.switched.Sub(a)) + t.hold.toSim(b.Sub(t.switched))
+	return total + scale.toSim(b.Sub(from))
 }
 
 // Floor is the least simulated time N VMs can take to run: creating them at

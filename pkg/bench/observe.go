@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -27,9 +28,25 @@ type vmTimes struct {
 	// the controller acted on it: see deletedAt.
 	deleted, deleteSeen time.Time
 	// Of its droplet at the fake: created, boot delay over, gone (all of
-	// its droplets, should there be several).
-	created, active, gone time.Time
-	dropletIDs            map[int]bool
+	// its droplets, should there be several: DigitalOcean accepted the
+	// delete of the last). goneAfter is gone when the fake showed the
+	// delete, else the last poll that saw a droplet live (it was purged
+	// between two polls, and gone is only an upper bound).
+	created, active, gone, goneAfter time.Time
+	dropletIDs                       map[int]bool
+	// vanished is when the informer saw the VM leave Kubernetes (its
+	// finalizers released).
+	vanished time.Time
+}
+
+// goneFromKubeFirst tells whether the VM left Kubernetes before DigitalOcean
+// surely accepted the delete of its droplet: its finalizer was released too
+// early. A VM that never had a droplet has nothing to wait for.
+func (v *vmTimes) goneFromKubeFirst() bool {
+	if v.vanished.IsZero() || len(v.dropletIDs) == 0 {
+		return false
+	}
+	return v.gone.IsZero() || v.vanished.Before(v.goneAfter)
 }
 
 // deletedAt is the earliest sign that the VM is deleted. The apiserver
@@ -48,16 +65,26 @@ func (v *vmTimes) deletedAt() time.Time {
 // tracker watches the VMs through an informer and the fake through its
 // inspection API, and records every VM's vmTimes.
 type tracker struct {
-	do    *fake.Server
-	token string
+	do     *fake.Server
+	tokens []string
 
 	mu        sync.Mutex
 	vms       map[string]*vmTimes
 	byDroplet map[string]string // droplet name -> VM name
+	lastPoll  time.Time
+	// pollEvery is how often pollFake looks, pollInterval unless set: the
+	// fake's own timestamps time every event, so a poll only needs to come
+	// before a deleted droplet is purged (the delete lag).
+	pollEvery atomic.Int64
 }
 
-func newTracker(do *fake.Server, token string) *tracker {
-	return &tracker{do: do, token: token, vms: map[string]*vmTimes{}, byDroplet: map[string]string{}}
+// setPollEvery changes how often pollFake looks at the fake from its next poll on.
+func (t *tracker) setPollEvery(d time.Duration) { t.pollEvery.Store(int64(d)) }
+
+// newTracker tracks the droplets of every token's account; VM names are
+// unique across them (one namespace).
+func newTracker(do *fake.Server, tokens ...string) *tracker {
+	return &tracker{do: do, tokens: tokens, vms: map[string]*vmTimes{}, byDroplet: map[string]string{}}
 }
 
 // add registers a VM about to be created.
@@ -128,7 +155,10 @@ func (t *tracker) watchVMs(ctx context.Context, cfg *rest.Config, namespace stri
 			}
 			if vm, ok := obj.(*hfv1.VirtualMachine); ok {
 				now := time.Now()
-				t.set(vm.Name, func(v *vmTimes) { v.sawDeletion(now) })
+				t.set(vm.Name, func(v *vmTimes) {
+					v.sawDeletion(now)
+					v.vanished = now
+				})
 			}
 		},
 	}); err != nil {
@@ -164,20 +194,25 @@ func (v *vmTimes) sawDeletion(now time.Time) {
 
 // pollFake records droplet creation, boot and deletion times until ctx ends.
 func (t *tracker) pollFake(ctx context.Context) {
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
 	for {
 		t.observeFake(time.Now())
+		every := time.Duration(t.pollEvery.Load())
+		if every <= 0 {
+			every = pollInterval
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-time.After(every):
 		}
 	}
 }
 
 func (t *tracker) observeFake(now time.Time) {
-	lives := t.do.DropletLives(t.token)
+	var lives []fake.DropletLife
+	for _, token := range t.tokens {
+		lives = append(lives, t.do.DropletLives(token)...)
+	}
 	type agg struct {
 		live        int
 		lastDeleted time.Time
@@ -185,6 +220,8 @@ func (t *tracker) observeFake(now time.Time) {
 	byVM := map[string]*agg{}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	previous := t.lastPoll
+	t.lastPoll = now
 	for _, l := range lives {
 		name, ok := t.byDroplet[l.Name]
 		if !ok {
@@ -212,9 +249,11 @@ func (t *tracker) observeFake(now time.Time) {
 		}
 		switch a := byVM[name]; {
 		case a == nil:
-			v.gone = now // purged between two polls: now is an upper bound
+			// Purged between two polls: the delete came after the
+			// previous one and before now.
+			v.gone, v.goneAfter = now, previous
 		case a.live == 0:
-			v.gone = a.lastDeleted
+			v.gone, v.goneAfter = a.lastDeleted, a.lastDeleted
 		}
 	}
 }

@@ -59,6 +59,13 @@ type Result struct {
 	HoldSeconds  float64        `json:"hold_seconds"`
 	// PerVMHour is the hold's requests per flood VM per simulated hour.
 	PerVMHour Num `json:"per_vm_hour"`
+	// LifecycleRequests are the scenario's requests outside the hold (the
+	// probes, the flood, the deletes: creating, keying, observing and
+	// deleting VMs), by endpoint; LifecycleVMs the VMs it made (probes and
+	// flood), PerVMLifecycle the one over the other.
+	LifecycleRequests map[string]int `json:"lifecycle_requests"`
+	LifecycleVMs      int            `json:"lifecycle_vms"`
+	PerVMLifecycle    Num            `json:"per_vm_lifecycle"`
 
 	// PeakRSSMiB is the larger of the two controllers' peaks, CPUSeconds the
 	// sum of their real CPU time.
@@ -79,6 +86,9 @@ type Result struct {
 	DeleteIdleMissing  int `json:"delete_idle_missing"`
 	DeleteFloodMissing int `json:"delete_flood_missing"`
 	DeleteAllMissing   int `json:"delete_all_missing"`
+	// GoneBeforeDelete counts VMs that left Kubernetes (their finalizers
+	// released) before DigitalOcean accepted the delete of their droplet.
+	GoneBeforeDelete int `json:"gone_before_delete"`
 
 	Droplets   int `json:"droplets"`   // droplets created at the fake
 	Duplicates int `json:"duplicates"` // VMs that got more than one droplet
@@ -189,7 +199,7 @@ func orNaN(d Dist, v float64) float64 {
 	return v
 }
 
-func tableRows(endpoints []string) []row {
+func tableRows(endpoints, lifecycleEndpoints []string) []row {
 	rows := []row{
 		{label: "VMs running", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Running) }},
 	}
@@ -208,6 +218,12 @@ func tableRows(endpoints []string) []row {
 		row{label: "429 responses", format: "%.0f", value: func(r *Result) float64 { return float64(r.TooMany) }},
 		row{label: "held back by the client limiter", format: "%.0f", value: func(r *Result) float64 { return float64(r.HeldBack) }},
 		row{label: "steady-state requests / VM-hour", format: "%.3f", value: func(r *Result) float64 { return float64(r.PerVMHour) }},
+		row{label: "DO requests per VM lifecycle (all but the hold)", format: "%.2f", value: func(r *Result) float64 { return float64(r.PerVMLifecycle) }},
+	)
+	for _, e := range lifecycleEndpoints {
+		rows = append(rows, row{label: "  " + e, format: "%.0f", value: func(r *Result) float64 { return float64(r.LifecycleRequests[e]) }})
+	}
+	rows = append(rows,
 		row{label: "droplets created", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Droplets) }},
 		row{label: "  VMs with more than one droplet", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Duplicates) }},
 		row{label: "SSH keys at DO after the flood", format: "%.0f", value: func(r *Result) float64 { return float64(r.Keys) }},
@@ -224,6 +240,8 @@ func tableRows(endpoints []string) []row {
 		return orNaN(r.DeleteIdle, r.DeleteFlood.P95/r.DeleteIdle.P95)
 	}})
 	rows = append(rows, distRows("delete-to-gone, all N", func(r *Result) Dist { return r.DeleteAll })[1:]...)
+	rows = append(rows, row{label: "VMs gone from Kubernetes before DO took the delete", format: "%.0f", noRatio: true,
+		value: func(r *Result) float64 { return float64(r.GoneBeforeDelete) }})
 	rows = append(rows,
 		row{label: "scenario real time (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RealSeconds / 60 }},
 		row{label: "  of it up to all running (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.FloodRealSeconds / 60 }},
@@ -293,15 +311,8 @@ func orderedNs(results []Result) []int {
 func writeTable(w io.Writer, n int, cols []*Result) {
 	ours, base := pick(cols, ModeOurs), pick(cols, ModeBaseline)
 	withRatio := ours != nil && base != nil
-	var endpoints []string
-	for _, c := range cols {
-		for e := range c.Requests {
-			if !slices.Contains(endpoints, e) {
-				endpoints = append(endpoints, e)
-			}
-		}
-	}
-	slices.Sort(endpoints)
+	endpoints := endpointsOf(cols, func(r *Result) map[string]int { return r.Requests })
+	lifecycle := endpointsOf(cols, func(r *Result) map[string]int { return r.LifecycleRequests })
 
 	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min; scale: flood %g, hold %g)\n", n, Floor(n).Minutes(), cols[0].FloodScale, cols[0].HoldScale)
 	header := []string{""}
@@ -312,7 +323,7 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 		header = append(header, "ours/baseline")
 	}
 	lines := [][]string{header}
-	for _, r := range tableRows(endpoints) {
+	for _, r := range tableRows(endpoints, lifecycle) {
 		line := []string{r.label}
 		for _, c := range cols {
 			line = append(line, formatValue(r.format, r.value(c)))
@@ -328,6 +339,20 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 			fmt.Fprintf(w, "note (%s): %s\n", c.Mode, note)
 		}
 	}
+}
+
+// endpointsOf is every endpoint any column counts in m, sorted.
+func endpointsOf(cols []*Result, m func(r *Result) map[string]int) []string {
+	var endpoints []string
+	for _, c := range cols {
+		for e := range m(c) {
+			if !slices.Contains(endpoints, e) {
+				endpoints = append(endpoints, e)
+			}
+		}
+	}
+	slices.Sort(endpoints)
+	return endpoints
 }
 
 // writeAligned prints the first column left-aligned and the others right-aligned.

@@ -184,51 +184,76 @@ func (s *scenario) setUp(ctx context.Context) error {
 	if suf := s.variant.suffix(); suf != "" {
 		name += "-" + suf
 	}
-	s.ns = fmt.Sprintf("bench-%s-%s", name, randomHex(3))
 	s.token = "dop_v1_bench_" + randomHex(16)
-	s.dir = filepath.Join(s.cfg.Dir, name)
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return err
-	}
-
-	c := s.cfg
-	timing := c.fakeTiming(s.tl.flood)
-	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true,
-		Guest: c.fakeGuest(s.tl.flood)})
-	if err := s.do.Start(); err != nil {
+	if err := s.startFake(name, 0); err != nil {
 		return err
 	}
 	s.do.AddAccount(s.token, fake.AccountOptions{DropletLimit: s.n + s.cfg.Probes + 50})
 
-	// The benchmark's own clients must not be what limits the flood.
+	var err error
+	s.hfEnv, err = gargantuasim.CreateSetup(ctx, s.kubeCfg, s.envSetup(tokenSecret, envName, s.token))
+	if err != nil {
+		return err
+	}
+	if err := s.gargantuaClients(ctx); err != nil {
+		return err
+	}
+	if err := s.watch(ctx, s.token); err != nil {
+		return err
+	}
+	s.logf("namespace %s; flood scale %g, hold scale %g", s.ns, s.tl.flood, s.tl.hold)
+	return s.startController(ctx, phaseFlood, s.tl.flood)
+}
+
+// startFake names the scenario's namespace and log directory after name and
+// starts its fake at the flood's scale; maxRecords bounds its request log
+// (0: the fake's default). The benchmark's own kube clients must not be
+// what limits the flood.
+func (s *scenario) startFake(name string, maxRecords int) error {
+	s.ns = fmt.Sprintf("bench-%s-%s", name, randomHex(3))
+	s.dir = filepath.Join(s.cfg.Dir, name)
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+	timing := s.cfg.fakeTiming(s.tl.flood)
+	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true,
+		Guest: s.cfg.fakeGuest(s.tl.flood), MaxRequestRecords: maxRecords})
 	s.kubeCfg = s.env.Config()
 	s.kubeCfg.QPS, s.kubeCfg.Burst = 2000, 4000
+	return s.do.Start()
+}
+
+// envSetup is what the simulated operator sets up for one Environment: its
+// token Secret, the template, and the mode's ssh_key_scope and the
+// variant's ready_check in its specifics.
+func (s *scenario) envSetup(secret, env, token string) gargantuasim.Setup {
 	s.res.KeyScope = KeyScopeVM
 	extra := map[string]string{}
-	if c.KeyScope[s.mode] == KeyScopeEnvironment {
+	if s.cfg.KeyScope[s.mode] == KeyScopeEnvironment {
 		s.res.KeyScope = KeyScopeEnvironment
 		extra[keyScopeConfigKey] = KeyScopeEnvironment
 	}
 	if s.variant.readyCheck != ReadyCheckDefault {
 		extra[readyCheckConfigKey] = s.variant.readyCheck
 	}
-	var err error
-	s.hfEnv, err = gargantuasim.CreateSetup(ctx, s.kubeCfg, gargantuasim.Setup{
-		Namespace: s.ns, Token: s.token, TokenSecret: tokenSecret,
-		Template: template, Image: "ubuntu-22-04-x64", Size: "s-1vcpu-1gb", Region: "nyc1", Env: envName,
+	return gargantuasim.Setup{
+		Namespace: s.ns, Token: token, TokenSecret: secret,
+		Template: template, Image: "ubuntu-22-04-x64", Size: "s-1vcpu-1gb", Region: "nyc1", Env: env,
 		Extra: extra,
-	})
-	if err != nil {
-		return err
 	}
-	// The simulated Gargantua's client is limited as Gargantua's own (main.go).
+}
+
+// gargantuaClients are the simulated Gargantua's, limited as Gargantua's
+// own (main.go), and on the vmset path its VM set controller.
+func (s *scenario) gargantuaClients(ctx context.Context) error {
 	gargantuaCfg := rest.CopyConfig(s.kubeCfg)
 	gargantuaCfg.QPS, gargantuaCfg.Burst = gargantuaQPS, gargantuaBurst
+	var err error
 	if s.hf, err = gargantuasim.NewClients(gargantuaCfg); err != nil {
 		return err
 	}
 	if s.variant.path == PathVMSet {
-		if s.garg, err = gargantuasim.New(gargantuaCfg, s.ns, c.GargantuaVersion); err != nil {
+		if s.garg, err = gargantuasim.New(gargantuaCfg, s.ns, s.cfg.GargantuaVersion); err != nil {
 			return err
 		}
 		s.vmHooks = &hookedVMs{VirtualMachineClient: s.garg.Clients.VMs}
@@ -240,18 +265,19 @@ func (s *scenario) setUp(ctx context.Context) error {
 			}
 		}()
 	}
+	return nil
+}
+
+// watch starts the Droplet client and the tracker of the tokens' droplets
+// and the namespace's VMs.
+func (s *scenario) watch(ctx context.Context, tokens ...string) error {
 	prov, err := provisioning.NewFactoryFromConfig(s.kubeCfg)
 	if err != nil {
 		return err
 	}
 	s.droplets = prov.Provisioning().V1alpha1().Droplet()
-	s.track = newTracker(s.do, s.token)
-	if err := s.track.watchVMs(ctx, s.kubeCfg, s.ns); err != nil {
-		return err
-	}
-
-	s.logf("namespace %s; flood scale %g, hold scale %g", s.ns, s.tl.flood, s.tl.hold)
-	return s.startController(ctx, phaseFlood, s.tl.flood)
+	s.track = newTracker(s.do, tokens...)
+	return s.track.watchVMs(ctx, s.kubeCfg, s.ns)
 }
 
 // The two controller processes of a scenario, by the phases they serve.
@@ -320,10 +346,16 @@ func (s *scenario) collectController(ctx context.Context) {
 	s.res.Controllers = append(s.res.Controllers, run)
 }
 
-// restart stops the flood's controller (SIGTERM, waiting for its exit) once
-// its figures are read, retimes the fake to the hold's scale and starts the
-// hold's controller, which picks the objects up through its informers.
+// restart stops the flood's controller and starts the hold's (restartAs).
 func (s *scenario) restart(ctx context.Context) error {
+	return s.restartAs(ctx, phaseHold, s.tl.hold)
+}
+
+// restartAs stops the running controller (SIGTERM, waiting for its exit)
+// once its figures are read, retimes the fake to scale and starts the
+// controller of phase with that scale's flags; it picks the objects up
+// through its informers.
+func (s *scenario) restartAs(ctx context.Context, phase string, scale timeScale) error {
 	began := time.Now()
 	s.collectController(ctx)
 	stopBegan := time.Now()
@@ -332,19 +364,19 @@ func (s *scenario) restart(ctx context.Context) error {
 	s.res.Controllers[len(s.res.Controllers)-1].StopSeconds = stopped.Seconds()
 	s.ctrl = nil
 	if stopped >= stopKilled {
-		s.note("the flood's controller took %.1f s to stop after SIGTERM (killed after 5 s)", stopped.Seconds())
+		s.note("the %s controller took %.1f s to stop after SIGTERM (killed after 5 s)", s.ctrlPhase, stopped.Seconds())
 	}
-	s.do.SetTiming(s.cfg.fakeTiming(s.tl.hold))
-	if err := s.do.SetDefaultGuest(s.cfg.fakeGuest(s.tl.hold)); err != nil {
+	s.do.SetTiming(s.cfg.fakeTiming(scale))
+	if err := s.do.SetDefaultGuest(s.cfg.fakeGuest(scale)); err != nil {
 		return err
 	}
-	s.tl.switched = time.Now()
-	if err := s.startController(ctx, phaseHold, s.tl.hold); err != nil {
-		return fmt.Errorf("starting the hold's controller: %w", err)
+	s.tl.switchTo(time.Now(), scale)
+	if err := s.startController(ctx, phase, scale); err != nil {
+		return fmt.Errorf("starting the %s controller: %w", phase, err)
 	}
 	s.res.RestartSeconds = time.Since(began).Seconds()
-	s.logf("restart: flood controller stopped in %.1f s, fake retimed to scale %g, hold controller ready after %.1f s real in all",
-		stopped.Seconds(), s.tl.hold, s.res.RestartSeconds)
+	s.logf("restart: %s controller stopped in %.1f s, fake retimed to scale %g, %s controller ready after %.1f s real in all",
+		s.res.Controllers[len(s.res.Controllers)-1].Phase, stopped.Seconds(), scale, phase, s.res.RestartSeconds)
 	return nil
 }
 
@@ -449,6 +481,11 @@ func (s *scenario) dropKeyScope() error {
 // createVMs creates VMs as Gargantua does, CreateConcurrency at a time; atHalf is
 // called once half of them exist.
 func (s *scenario) createVMs(ctx context.Context, vms []string, atHalf func()) error {
+	return s.createVMsIn(ctx, s.hfEnv, vms, atHalf)
+}
+
+// createVMsIn is createVMs in the Environment env.
+func (s *scenario) createVMsIn(ctx context.Context, env *hfv1.Environment, vms []string, atHalf func()) error {
 	for _, name := range vms {
 		s.track.add(name)
 	}
@@ -456,7 +493,7 @@ func (s *scenario) createVMs(ctx context.Context, vms []string, atHalf func()) e
 	return s.each(ctx, vms, s.cfg.CreateConcurrency, func(name string) error {
 		var err error
 		for attempt := 0; attempt < 5; attempt++ {
-			if _, err = s.hf.CreateVM(s.ns, name, s.hfEnv, template, "digitalocean"); err == nil {
+			if _, err = s.hf.CreateVM(s.ns, name, env, template, "digitalocean"); err == nil {
 				break
 			}
 			time.Sleep(200 * time.Millisecond) // an overloaded apiserver; Gargantua would retry too
@@ -681,16 +718,33 @@ func (s *scenario) runFlood(ctx context.Context, floodDeletes []string) error {
 // floodStats computes the flood's figures from the VMs that run by now; the
 // informer keeps stamping, so calling it again later counts late VMs too.
 func (s *scenario) floodStats(flood []string) {
+	st := s.startStats(flood)
+	s.res.Running = st.running
+	s.res.Overhead, s.res.BeforeCreate, s.res.AfterActive = st.overhead, st.beforeCreate, st.afterActive
+	s.res.Wall = Num(nan)
+	if s.res.Running == len(flood) {
+		s.res.Wall = Num(s.tl.sim(s.floodBegan, st.lastRunning))
+	}
+}
+
+// startStats are how VMs started: how many run, their time-to-running
+// overhead and its parts (simulated), and when the last one ran.
+type startStats struct {
+	running                             int
+	overhead, beforeCreate, afterActive Dist
+	lastRunning                         time.Time
+}
+
+func (s *scenario) startStats(vms []string) startStats {
+	var st startStats
 	var overhead, before, after []float64
-	var last time.Time
-	s.res.Running = 0
-	for _, v := range s.track.snapshot(flood) {
+	for _, v := range s.track.snapshot(vms) {
 		if v.running.IsZero() {
 			continue
 		}
-		s.res.Running++
-		if v.running.After(last) {
-			last = v.running
+		st.running++
+		if v.running.After(st.lastRunning) {
+			st.lastRunning = v.running
 		}
 		overhead = append(overhead, s.tl.sim(v.ready, v.running)-BootDelay.Seconds())
 		if !v.created.IsZero() {
@@ -698,11 +752,8 @@ func (s *scenario) floodStats(flood []string) {
 			after = append(after, s.tl.sim(v.active, v.running))
 		}
 	}
-	s.res.Overhead, s.res.BeforeCreate, s.res.AfterActive = Summarize(overhead), Summarize(before), Summarize(after)
-	s.res.Wall = Num(nan)
-	if s.res.Running == len(flood) {
-		s.res.Wall = Num(s.tl.sim(s.floodBegan, last))
-	}
+	st.overhead, st.beforeCreate, st.afterActive = Summarize(overhead), Summarize(before), Summarize(after)
+	return st
 }
 
 // hold lets the fleet sit for the simulated hold and counts its requests.
@@ -769,16 +820,34 @@ func (s *scenario) finish(ctx context.Context, cpu0, kube0 map[string]float64) {
 		s.recordKubeRequests(diffCounts(kube0, kube1))
 	}
 
+	made := append(names("probe", s.cfg.Probes), s.flood...)
+	s.res.LifecycleRequests, s.res.LifecycleVMs = lifecycleRequests(s.res.Requests, s.res.HoldRequests), len(made)
+	s.res.PerVMLifecycle = Num(float64(sum(s.res.LifecycleRequests)) / float64(len(made)))
 	ids := map[int]bool{}
-	for _, v := range s.track.snapshot(append(names("probe", s.cfg.Probes), s.flood...)) {
+	for _, v := range s.track.snapshot(made) {
 		for id := range v.dropletIDs {
 			ids[id] = true
 		}
 		if len(v.dropletIDs) > 1 {
 			s.res.Duplicates++
 		}
+		if v.goneFromKubeFirst() {
+			s.res.GoneBeforeDelete++
+		}
 	}
 	s.res.Droplets = len(ids)
+}
+
+// lifecycleRequests are all requests but the hold's, by endpoint, without
+// endpoints left at zero.
+func lifecycleRequests(all, hold map[string]int) map[string]int {
+	out := map[string]int{}
+	for e, n := range all {
+		if n -= hold[e]; n > 0 {
+			out[e] = n
+		}
+	}
+	return out
 }
 
 // recordKubeRequests sums the scenario's kube-apiserver requests and keeps

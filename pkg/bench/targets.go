@@ -101,7 +101,7 @@ func Evaluate(results []Result) []Target {
 				}
 				return flood <= maxDeleteInFlood*idle, detail
 			}),
-	}, reachabilityTargets(results)...)
+	}, append(scaleTargets(ours), reachabilityTargets(results)...)...)
 }
 
 // fewDeletes is r, or nil when it timed too few probe deletions to compare
@@ -130,6 +130,11 @@ func check(name string, uses []*Result, why string, measure func() (bool, string
 			return Target{Name: name, Status: Fail, Detail: fmt.Sprintf("the %s scenario at N=%d was aborted", r.Mode, r.N)}
 		}
 	}
+	return verdict(name, measure)
+}
+
+// verdict is the Target measure finds: Pass when it says ok.
+func verdict(name string, measure func() (bool, string)) Target {
 	ok, detail := measure()
 	status := Fail
 	if ok {

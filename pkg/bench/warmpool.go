@@ -12,7 +12,6 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -163,30 +162,11 @@ func RunWarmPool(ctx context.Context, cfg WarmPoolConfig) (*WarmPoolReport, erro
 		cfg.Log = os.Stderr
 	}
 	rep := &WarmPoolReport{BootDelay: BootDelay.Seconds(), KeyScope: cfg.KeyScope, Machine: Machine(), LoadAverages: []float64{loadAverage()}}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return rep, err
-	}
-	bin := cfg.ControllerBin
-	if bin == "" {
-		fmt.Fprintf(cfg.Log, "building the controller into %s\n", cfg.Dir)
-		var err error
-		if bin, err = BuildController(ctx, cfg.Dir); err != nil {
-			return rep, err
-		}
-	}
-	missing, err := ProbeFlags(ctx, bin)
+	kit, err := prepareRun(ctx, cfg.ControllerBin, cfg.Dir, cfg.Log)
 	if err != nil {
 		return rep, err
 	}
-	ours, err := crds.Objects()
-	if err != nil {
-		return rep, err
-	}
-	env, err := testenv.Start(ctx, testenv.Options{CRDs: append(testenv.HobbyFarmCRDs(), ours...), BaseDir: cfg.Dir})
-	if err != nil {
-		return rep, err
-	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = kit.env.Stop() }()
 
 	plans := []poolArrivals{{name: "no pool", interval: cfg.Interval}}
 	for _, k := range cfg.Sizes {
@@ -195,7 +175,7 @@ func RunWarmPool(ctx context.Context, cfg WarmPoolConfig) (*WarmPoolReport, erro
 	plans = append(plans, poolArrivals{name: fmt.Sprintf("overflow, warm_pool %d", cfg.Sizes[0]), warmPool: cfg.Sizes[0],
 		interval: cfg.OverflowWindow / time.Duration(max(cfg.VMs-1, 1)), overflow: true})
 	for i, p := range plans {
-		s := &poolSide{cfg: &cfg, env: env, bin: bin, missing: missing, plan: p, slug: fmt.Sprintf("pool-%d-%d", i, p.warmPool)}
+		s := &poolSide{cfg: &cfg, env: kit.env, bin: kit.bin, missing: kit.missing, plan: p, slug: fmt.Sprintf("pool-%d-%d", i, p.warmPool)}
 		res, err := s.run(ctx)
 		if err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("aborted: %v (logs in %s)", err, s.dir))

@@ -176,12 +176,7 @@ func checkSides(name string, uses []*PoolSide, measure func() (bool, string)) Ta
 			return Target{Name: name, Status: Fail, Detail: fmt.Sprintf("the side %q was aborted", s.Name)}
 		}
 	}
-	ok, detail := measure()
-	status := Fail
-	if ok {
-		status = Pass
-	}
-	return Target{Name: name, Status: status, Detail: detail}
+	return verdict(name, measure)
 }
 
 // WriteWarmPool prints the sides side by side, the cost comparison and the targets.

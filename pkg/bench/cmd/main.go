@@ -52,11 +52,19 @@ func run() int {
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
 	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
-	scenario := flag.String("scenario", "", "warm-pool: issue 18's warm-pool run instead of the fleet benchmark (see -warm-pool, -pool-*)")
+	scenario := flag.String("scenario", "", "warm-pool: issue 18's warm-pool run instead of the fleet benchmark (see -warm-pool, -pool-*); large: issue 17's large installation (see -large-*)")
 	warmPool := flag.String("warm-pool", strconv.Itoa(bench.DefaultPoolSize), "-scenario warm-pool: warm_pool sizes, comma-separated, each compared with no pool on the same arrivals; the first also runs the overflow")
 	poolVMs := flag.Int("pool-vms", bench.DefaultPoolVMs, "-scenario warm-pool: VMs per side")
 	poolInterval := flag.Duration("pool-interval", bench.DefaultPoolInterval, "-scenario warm-pool: time between two arrivals on the steady sides")
 	poolOverflow := flag.Duration("pool-overflow-window", bench.DefaultPoolOverflowWindow, "-scenario warm-pool: the overflow side's VMs all arrive within this")
+	large := bench.DefaultLarge()
+	flag.IntVar(&large.VMs, "large-vms", large.VMs, "-scenario large: VMs built up, spread evenly over the Environments")
+	flag.IntVar(&large.Envs, "large-envs", large.Envs, "-scenario large: Environments, each with its own token")
+	flag.IntVar(&large.Event, "large-event", large.Event, "-scenario large: VMs each Environment gets per build-up round (an event's worth)")
+	flag.IntVar(&large.NewEvent, "large-new-event", large.NewEvent, "-scenario large: VMs of the event started while all run")
+	flag.DurationVar(&large.Hold, "large-hold", large.Hold, "-scenario large: simulated steady state after the build-up; 0 skips it")
+	flag.Float64Var(&large.BuildScale, "large-build-scale", large.BuildScale, "-scenario large: simulated seconds per real second of the build-up (-scale is the hold's)")
+	flag.Float64Var(&large.EventScale, "large-event-scale", large.EventScale, "-scenario large: simulated seconds per real second of the new event")
 	flag.Parse()
 	given := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -75,8 +83,11 @@ func run() int {
 	case "":
 	case "warm-pool":
 		return runWarmPool(*warmPool, *poolVMs, *poolInterval, *poolOverflow, *keyScope, *workers, *bin, *dir, *jsonOut)
+	case "large":
+		large.HoldScale, large.Workers, large.ControllerBin, large.Dir, large.Log = *scale, *workers, *bin, *dir, os.Stderr
+		return runLarge(large, *keyScope, *jsonOut)
 	default:
-		return usage("-scenario: %q is not warm-pool", *scenario)
+		return usage("-scenario: %q is not warm-pool or large", *scenario)
 	}
 
 	cfg := bench.Config{Scale: *scale, Hold: *hold, CreateConcurrency: *createConc, DeleteConcurrency: *deleteConc, Probes: *probes,
@@ -131,15 +142,8 @@ func runWarmPool(sizes string, vms int, interval, overflow time.Duration, keySco
 	if cfg.Sizes, err = parseInts(sizes); err != nil {
 		return usage("-warm-pool: %v", err)
 	}
-	scopes, err := parseKeyScope(keyScope)
-	if err != nil {
-		return usage("-key-scope: %v", err)
-	}
-	cfg.KeyScope = scopes[bench.ModeOurs]
-	if cfg.Dir == "" {
-		if cfg.Dir, err = os.MkdirTemp("", "hf-bench-pool-"); err != nil {
-			return usage("%v", err)
-		}
+	if cfg.KeyScope, err = oursAndDir(keyScope, &cfg.Dir, "hf-bench-pool-"); err != nil {
+		return usage("%v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -148,6 +152,36 @@ func runWarmPool(sizes string, vms int, interval, overflow time.Duration, keySco
 		bench.WriteWarmPool(os.Stdout, rep)
 	}
 	return finish(jsonOut, cfg.Dir, rep, rep != nil, runErr)
+}
+
+// runLarge runs issue 17's large installation (bench.RunLarge).
+func runLarge(cfg bench.LargeConfig, keyScope, jsonOut string) int {
+	var err error
+	if cfg.KeyScope, err = oursAndDir(keyScope, &cfg.Dir, "hf-bench-large-"); err != nil {
+		return usage("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, runErr := bench.RunLarge(ctx, cfg)
+	if rep != nil {
+		bench.WriteLarge(os.Stdout, rep)
+	}
+	return finish(jsonOut, cfg.Dir, rep, rep != nil, runErr)
+}
+
+// oursAndDir is -key-scope's value for ours, and makes a temp dir named
+// prefix* when *dir is empty: what the one-mode scenarios share.
+func oursAndDir(keyScope string, dir *string, prefix string) (string, error) {
+	scopes, err := parseKeyScope(keyScope)
+	if err != nil {
+		return "", fmt.Errorf("-key-scope: %w", err)
+	}
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", prefix); err != nil {
+			return "", err
+		}
+	}
+	return scopes[bench.ModeOurs], nil
 }
 
 // finish writes the JSON record of a run that produced a report, names
