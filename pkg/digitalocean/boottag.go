@@ -8,15 +8,14 @@ import (
 
 const tagBootPrefix = "hfdo-boot:"
 
-// BootTag names the time bucket of period a droplet created at t falls in,
-// for the installation of installationTag (see InstallationTag). Droplets are created with it, so that the ones
-// still booting can be read with a list of a few recent buckets rather than
-// of the whole fleet: at 10,000 droplets on a token that is 50 pages a
-// round, while a bucket of 20 seconds holds at most a few hundred.
-func BootTag(installationTag string, t time.Time, period time.Duration) string {
-	bucket := t.Truncate(period).Unix()
+// BootTag names a boot bucket of the installation of installationTag
+// (see InstallationTag): the seq-th opened at opened. Droplets are created
+// with their bucket's tag, so that the ones still booting can be read with
+// a one-page list of a few recent buckets rather than a list of the whole
+// fleet (at 10,000 droplets on a token, 50 pages).
+func BootTag(installationTag string, opened time.Time, seq int) string {
 	installation := strings.TrimPrefix(installationTag, tagInstallationPrefix)
-	return truncateTag(tagBootPrefix + strconv.FormatInt(bucket, 10) + ":" + installation)
+	return truncateTag(tagBootPrefix + strconv.FormatInt(opened.UnixMilli(), 10) + "-" + strconv.Itoa(seq) + ":" + installation)
 }
 
 // IsBootTag reports a BootTag.

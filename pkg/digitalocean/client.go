@@ -38,6 +38,8 @@ type Clients struct {
 	limits  LimiterOptions
 	mu      sync.Mutex
 	byToken map[string]*godo.Client
+	// limits are the clients' limiters (none when limiting is off).
+	limiters map[*godo.Client]*limiter
 }
 
 // NewClients returns a client cache for the API at baseURL ("" for
@@ -49,7 +51,7 @@ func NewClients(baseURL string, limits LimiterOptions) *Clients {
 	if !strings.HasSuffix(baseURL, "/") {
 		baseURL += "/"
 	}
-	return &Clients{baseURL: baseURL, limits: limits, byToken: map[string]*godo.Client{}}
+	return &Clients{baseURL: baseURL, limits: limits, byToken: map[string]*godo.Client{}, limiters: map[*godo.Client]*limiter{}}
 }
 
 // For returns the client for token.
@@ -74,7 +76,26 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 		return nil, err
 	}
 	c.byToken[key] = client
+	if transport.limit != nil {
+		c.limiters[client] = transport.limit
+	}
 	return client, nil
+}
+
+// Room is how long until client's limiter would send a request of
+// priority p (0: now). A create asks first, so that a request it would
+// hold back costs no intent write and no lookup when it is tried again.
+func (c *Clients) Room(client *godo.Client, p Priority) time.Duration {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	l := c.limiters[client]
+	c.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	return l.room(p, time.Now())
 }
 
 // TokenHash is a short, stable name for a token that is safe to log.

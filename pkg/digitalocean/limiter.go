@@ -175,16 +175,7 @@ func newLimiter(o LimiterOptions) *limiter {
 func (l *limiter) reserve(p Priority, now time.Time) (finish func(time.Time), wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if d := l.pausedUntil.Sub(now); d > 0 {
-		return nil, d
-	}
-	for _, w := range l.windows {
-		w.prune(now)
-		if w.used(now) >= w.allowed(p) {
-			wait = max(wait, w.nextFree(now))
-		}
-	}
-	if wait > 0 {
+	if wait := l.untilRoom(p, now); wait > 0 {
 		return nil, wait
 	}
 	e := &sentEntry{}
@@ -196,6 +187,29 @@ func (l *limiter) reserve(p Priority, now time.Time) (finish func(time.Time), wa
 		e.done = done
 		l.mu.Unlock()
 	}, 0
+}
+
+// room is how long until a request of priority p would be sent (0: now),
+// without taking the slot.
+func (l *limiter) room(p Priority, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.untilRoom(p, now)
+}
+
+// untilRoom is room with l.mu held.
+func (l *limiter) untilRoom(p Priority, now time.Time) time.Duration {
+	if d := l.pausedUntil.Sub(now); d > 0 {
+		return d
+	}
+	wait := time.Duration(0)
+	for _, w := range l.windows {
+		w.prune(now)
+		if w.used(now) >= w.allowed(p) {
+			wait = max(wait, w.nextFree(now))
+		}
+	}
+	return wait
 }
 
 // pause refuses every request until now+d: after DigitalOcean's 429, each

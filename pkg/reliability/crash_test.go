@@ -102,12 +102,7 @@ func TestCrashAtEachCreatePoint(t *testing.T) {
 		}},
 	} {
 		t.Run(point.name, func(t *testing.T) {
-			r := &crashRun{world: newWorld(t, worldOptions{noController: true}), bin: bin, logs: &testutil.SyncBuffer{}}
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("controller logs:\n%s", r.logs.String())
-				}
-			})
+			r := newCrashRun(newWorld(t, worldOptions{noController: true}), bin)
 			r.createVMs(r.standardEnv("crash"), "crash", 1)
 
 			point.reach(r)
@@ -167,6 +162,18 @@ type crashRun struct {
 	proc  *controllerProcess
 	runs  int
 	holds []*fake.Hold
+}
+
+// newCrashRun is a crash run of bin in w; a failed test shows every
+// process's output.
+func newCrashRun(w *world, bin string) *crashRun {
+	r := &crashRun{world: w, bin: bin, logs: &testutil.SyncBuffer{}}
+	w.t.Cleanup(func() {
+		if w.t.Failed() {
+			w.t.Logf("controller logs:\n%s", r.logs.String())
+		}
+	})
+	return r
 }
 
 func (r *crashRun) holdBeforeApply(pattern string) *fake.Hold {

@@ -318,49 +318,59 @@ func (w *world) liveDroplets() []dropletView {
 // dupWatch samples DigitalOcean every interval and remembers every moment a
 // VM tag was carried by more than one live droplet.
 type dupWatch struct {
+	*sampler
 	mu      sync.Mutex
 	samples int
 	dups    []string
 	maxLive int
-	stop    chan struct{}
-	done    chan struct{}
 }
 
 func (w *world) watchDuplicates(interval time.Duration) *dupWatch {
-	d := &dupWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			live := w.liveDroplets()
-			d.mu.Lock()
-			d.samples++
-			d.maxLive = max(d.maxLive, len(live))
-			for tag, ids := range perVM(live) {
-				if len(ids) > 1 {
-					d.dups = append(d.dups, fmt.Sprintf("%s: droplets %v", tag, ids))
-				}
-			}
-			d.mu.Unlock()
-			select {
-			case <-d.stop:
-				return
-			case <-tick.C:
+	d := &dupWatch{}
+	d.sampler = w.sample(interval, func() {
+		live := w.liveDroplets()
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.samples++
+		d.maxLive = max(d.maxLive, len(live))
+		for tag, ids := range perVM(live) {
+			if len(ids) > 1 {
+				d.dups = append(d.dups, fmt.Sprintf("%s: droplets %v", tag, ids))
 			}
 		}
-	}()
-	w.t.Cleanup(d.halt)
+	})
 	return d
 }
 
-func (d *dupWatch) halt() {
+// sampler runs a function every interval in its own goroutine until
+// halted, at the latest when the test ends.
+type sampler struct{ stop, done chan struct{} }
+
+func (w *world) sample(interval time.Duration, f func()) *sampler {
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			f()
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(interval):
+			}
+		}
+	}()
+	w.t.Cleanup(s.halt)
+	return s
+}
+
+// halt stops the sampling and waits for the sample under way.
+func (s *sampler) halt() {
 	select {
-	case <-d.stop:
+	case <-s.stop:
 	default:
-		close(d.stop)
+		close(s.stop)
 	}
-	<-d.done
+	<-s.done
 }
 
 // check fails t if any sample saw a duplicate.

@@ -12,7 +12,6 @@ import (
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -205,14 +204,9 @@ func TestCrashAtEachPoolPoint(t *testing.T) {
 	} {
 		t.Run(point.name, func(t *testing.T) {
 			w := newWorld(t, worldOptions{noController: true})
-			r := &poolCrash{crashRun: &crashRun{world: w, bin: bin, logs: &testutil.SyncBuffer{}}, size: point.size}
+			r := &poolCrash{crashRun: newCrashRun(w, bin), size: point.size}
 			r.proxy = newKubeProxy(t, w.cfg)
 			w.kubeconfig = r.proxy.kubeconfig
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("controller logs:\n%s", r.logs.String())
-				}
-			})
 			r.env = w.poolEnv("crash", point.size, nil)
 			w.startEvent(poolEvent, r.env)
 			if !point.fill {

@@ -12,7 +12,6 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -181,12 +180,7 @@ func TestAtomicClaims(t *testing.T) {
 	const size, n = 10, 50
 	bin := buildController(t)
 	w := newWorld(t, worldOptions{noController: true, workers: 5})
-	r := &crashRun{world: w, bin: bin, logs: &testutil.SyncBuffer{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("controller logs:\n%s", r.logs.String())
-		}
-	})
+	r := newCrashRun(w, bin)
 	env := w.poolEnv("atomic", size, nil)
 	w.startEvent(poolEvent, env)
 	r.start()

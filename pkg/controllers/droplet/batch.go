@@ -115,7 +115,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	// Every intent goes at once, d's too: round trips in a row would hold
 	// every member back by their sum. Should d's fail, the others still go.
 	candidates := append([]*v1alpha1.Droplet{d}, claimed...)
-	boot := h.bootTag()
+	boot := h.buckets.take(len(candidates))
 	written := make([]*v1alpha1.Droplet, len(candidates))
 	var intentErr error
 	h.eachConcurrently(len(candidates), func(i int) {
@@ -135,7 +135,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if len(members) == 0 {
 		return 0, intentErr
 	}
-	created, _, err := client.Droplets.CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, boot))
+	created, _, err := client.Droplets.CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...))
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {

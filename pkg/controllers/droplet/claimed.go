@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -30,7 +29,7 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 		if slices.Contains(found.Tags, tag) {
 			continue // tagged by an earlier pass whose status write was lost
 		}
-		if err := tagDroplet(ctx, client, tag, id); err != nil {
+		if err := digitalocean.TagDroplets(ctx, client, tag, []int{id}); err != nil {
 			return h.failDO(d, v1alpha1.Created, err), nil
 		}
 	}
@@ -47,15 +46,4 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 		return h.opts.ActiveResync, nil
 	}
 	return h.opts.BootResync, nil
-}
-
-// tagDroplet adds tag to droplet id. DigitalOcean tags only with a tag that
-// exists, and creating one that exists answers with it.
-func tagDroplet(ctx context.Context, client *godo.Client, tag string, id int) error {
-	if _, _, err := client.Tags.Create(ctx, &godo.TagCreateRequest{Name: tag}); err != nil {
-		return err
-	}
-	_, err := client.Tags.TagResources(ctx, tag, &godo.TagResourcesRequest{
-		Resources: []godo.Resource{{ID: strconv.Itoa(id), Type: godo.DropletResourceType}}})
-	return err
 }

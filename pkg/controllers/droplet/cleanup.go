@@ -51,6 +51,12 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, batchPoll)
 		return d, generic.ErrSkip
 	}
+	if h.deletes.isPending(d) {
+		// Its droplets are in a batched delete, which records them as
+		// reaped once DigitalOcean accepted it, or hands them back.
+		h.droplets.EnqueueAfter(d.Namespace, d.Name, deletePendingPoll)
+		return d, generic.ErrSkip
+	}
 	_, createdHere := h.mem.createdID(d)
 	if d.Spec.Name == "" || (!createdHere && !v1alpha1.MayExistInDigitalOcean(d)) {
 		// A placeholder, or never got as far as a create: recordIntent writes

@@ -59,10 +59,16 @@ type handler struct {
 	mem memory
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
+	// buckets hands out the boot tags droplets are created with.
+	buckets *bootBuckets
+	// boots learns how long droplets take to boot.
+	boots *bootTimes
 	// fleet serves the batched resync; nil when each droplet is read alone.
 	fleet *fleet
 	// prober runs the reachability check's logins.
 	prober *prober
+	// deletes sends the reaper's deletes by ID in batches; nil: one by one.
+	deletes *deleteBatcher
 }
 
 // Register wires the Droplet handlers.
@@ -74,12 +80,13 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
 		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: recorder,
-		backoff: digitalocean.NewBackoff()}
+		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes()}
 	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
 			droplets.Enqueue(namespace, name)
 		}
 	})
+	h.deletes = newDeleteBatcher(h)
 	if opts.Resync != ResyncPerDroplet {
 		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID)
 	}

@@ -59,6 +59,12 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if wait := max(settling(d), h.refusedPause(d)); wait > 0 {
 		return wait, nil
 	}
+	if wait := h.clients.Room(client, createPriority(d)); wait > 0 {
+		// The limiter would hold the request back: asking now costs no
+		// intent write, and a Droplet never sent stays one, so its next
+		// pass needs no lookup and may still join a multi-create.
+		return wait, nil
+	}
 	if h.mayExist(d) {
 		existing, err := h.findExisting(ctx, client, d)
 		if err != nil {
@@ -86,11 +92,11 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		}
 	}
 	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
-	if err := h.recordIntent(d, "", h.bootTag()); err != nil {
+	if err := h.recordIntent(d, "", h.buckets.take(1)); err != nil {
 		return 0, err
 	}
 	req := createRequest(d, keyIDs)
-	req.Tags = slices.Concat(req.Tags, []string{d.Status.BootTag})
+	req.Tags = slices.Concat(req.Tags, nonEmpty(d.Status.BootTag))
 	created, _, err := client.Droplets.Create(ctx, req)
 	if err != nil {
 		return h.failCreate(d, err, onlyRefused), nil
@@ -186,16 +192,6 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch, bootTag string) error
 	}
 	*d = *updated
 	return nil
-}
-
-// bootTagPeriods is a boot bucket's length in boot resync periods: a bucket
-// of 20 s (at the default 1 s period) holds at most a few hundred droplets
-// at DigitalOcean's create rate, and a boot spans two or three of them.
-const bootTagPeriods = 20
-
-// bootTag is the boot bucket a droplet created now goes in.
-func (h *handler) bootTag() string {
-	return digitalocean.BootTag(h.opts.InstallationTag, time.Now(), bootTagPeriods*h.opts.BootResync)
 }
 
 // mayExist: a droplet may already exist for d. Not so for a Droplet never

@@ -28,17 +28,24 @@ func (noVMs) Get(_, name string) (*hfv1.VirtualMachine, error) {
 
 func newDeleteWorld(t *testing.T) (*fake.Server, *godo.Client, *handler) {
 	t.Helper()
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
-	if err := do.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(do.Close)
-	do.AddAccount(deleteToken, fake.AccountOptions{DropletLimit: 10})
+	do := newDeleteFake(t)
 	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(deleteToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return do, client, &handler{vms: noVMs{}}
+}
+
+// newDeleteFake is a fake DigitalOcean with deleteToken's account.
+func newDeleteFake(t *testing.T) *fake.Server {
+	t.Helper()
+	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	if err := do.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(do.Close)
+	do.AddAccount(deleteToken, fake.AccountOptions{DropletLimit: 100})
+	return do
 }
 
 func outOfBand(do *fake.Server, name string, tags ...string) int {

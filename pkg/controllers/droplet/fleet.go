@@ -73,6 +73,7 @@ func newFleet(ctx context.Context, tag string, changed func(ids []int)) *fleet {
 // get returns droplet id as listed with tag (the installation's when "")
 // no longer than maxAge ago, and not before notBefore (a list older than
 // the droplet cannot show it), listing again when the last list is older.
+// When the token's budget holds a new list back, the last one is used.
 // A newer list of one of the other tags that holds the droplet wins: a
 // droplet read from its boot bucket's list while it booted must not go
 // back to an older installation list's view once it is active. A nil
@@ -84,10 +85,17 @@ func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore
 	list := f.byList[key]
 	f.mu.Unlock()
 	if list == nil || time.Since(list.taken) >= maxAge || list.taken.Before(notBefore) {
-		var err error
-		if list, err = f.relist(key); err != nil {
+		fresh, err := f.relist(key)
+		switch {
+		case err == nil:
+			list = fresh
+		case list == nil || list.taken.Before(notBefore) || !digitalocean.IsHeldBack(err):
 			return nil, err
 		}
+		// Held back: the last list is still the newest view there is. A
+		// Droplet that only took a list it asked for itself would, with
+		// hundreds asking in turn, see hardly any of the lists that fit
+		// in the token's budget.
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

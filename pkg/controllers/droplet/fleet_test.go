@@ -141,7 +141,7 @@ func TestFleetRelistsForADropletNewerThanTheList(t *testing.T) {
 // few droplets created with it, however large the fleet.
 func TestBootingDropletIsReadFromItsBucket(t *testing.T) {
 	do, client, f, _, _ := newFleetWorld(t, 450)
-	boot := digitalocean.BootTag(f.tag, time.Now(), 20*time.Second)
+	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
 	var booting []int
 	for i := range 3 {
 		booting = append(booting, do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{
@@ -163,7 +163,7 @@ func TestBootingDropletIsReadFromItsBucket(t *testing.T) {
 // installation's list, which may be older: the boot list's newer view wins.
 func TestActiveDropletKeepsItsBootListsNewerView(t *testing.T) {
 	do, client, f, _, _ := newFleetWorld(t, 2)
-	boot := digitalocean.BootTag(f.tag, time.Now(), 20*time.Second)
+	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
 	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
 	if _, err := f.get(client, id, time.Hour, time.Time{}, ""); err != nil {
@@ -178,5 +178,26 @@ func TestActiveDropletKeepsItsBootListsNewerView(t *testing.T) {
 	d, err := f.get(client, id, time.Hour, time.Time{}, "", boot)
 	if err != nil || d.Status != "off" {
 		t.Errorf("installation list read after the boot list: status %q (%v), want the newer off", d.Status, err)
+	}
+}
+
+// A list the limiter holds back leaves the last one in use: every list the
+// budget allows serves all the Droplets that ask after it.
+func TestHeldBackListServesTheLastOne(t *testing.T) {
+	do, _, f, ids, _ := newFleetWorld(t, 3)
+	limits := digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{{Requests: 2, Window: time.Hour}}, Headroom: 0.01}
+	client, err := digitalocean.NewClients(do.URL(), limits).For(fleetToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.get(client, ids[0], 0, time.Time{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.get(client, ids[1], 0, time.Time{}, "")
+	if err != nil || d == nil || d.ID != ids[1] {
+		t.Fatalf("with the next list held back: %v, %v; want the last list's droplet", d, err)
+	}
+	if _, err := f.get(client, ids[1], 0, time.Now().Add(time.Minute), ""); !digitalocean.IsHeldBack(err) {
+		t.Errorf("a list older than the droplet was used while a new one was held back: %v", err)
 	}
 }

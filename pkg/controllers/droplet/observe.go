@@ -35,6 +35,10 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		// to learn that.
 		return wait, nil
 	}
+	if wait := h.beforeBootable(client, d); wait > 0 {
+		return min(wait, maxAge*bootBucketPeriods), nil
+	}
+	wasReady := v1alpha1.Ready.IsTrue(d)
 	current, err := h.read(ctx, client, d, maxAge)
 	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
@@ -57,6 +61,11 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	}
 	h.backoff.Reset(objectKey(d))
 	h.observe(d, current)
+	if !wasReady && v1alpha1.Ready.IsTrue(d) && d.Status.BootTag != "" {
+		if created, ok := createdAt(d); ok {
+			h.boots.note(client, time.Since(created))
+		}
+	}
 	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
 		now := metav1.Now()
 		d.Status.LastSynced = &now
@@ -95,11 +104,30 @@ func listTag(d *v1alpha1.Droplet) string {
 	return d.Status.BootTag
 }
 
+// beforeBootable is how long d's droplet, booting since its create, has
+// before any list could show it active (see bootTimes).
+func (h *handler) beforeBootable(client *godo.Client, d *v1alpha1.Droplet) time.Duration {
+	if h.fleet == nil || d.Status.BootTag == "" || v1alpha1.Ready.IsTrue(d) {
+		return 0
+	}
+	created, ok := createdAt(d)
+	if !ok {
+		return 0
+	}
+	return h.boots.until(client, created)
+}
+
+// createdAt is DigitalOcean's created_at of d's droplet.
+func createdAt(d *v1alpha1.Droplet) (time.Time, bool) {
+	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
+	return created, err == nil
+}
+
 // listableAt is when a list can first show d's droplet: a second after
 // DigitalOcean's created_at, which it gives to the second.
 func listableAt(d *v1alpha1.Droplet) (time.Time, bool) {
-	created, err := time.Parse(time.RFC3339, d.Status.CreatedAt)
-	return created.Add(time.Second), err == nil
+	created, ok := createdAt(d)
+	return created.Add(time.Second), ok
 }
 
 // listableFrom is listableAt for a list to be taken after. Right after a

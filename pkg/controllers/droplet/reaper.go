@@ -115,7 +115,7 @@ func (r *reaper) reap(key string) time.Duration {
 	if err != nil || !reapable(vm, d) {
 		return 0
 	}
-	if h.mem.inBatch(d) {
+	if h.mem.inBatch(d) || h.deletes.isPending(d) {
 		return 0
 	}
 	targets := h.deleteTargets(d)
@@ -125,6 +125,10 @@ func (r *reaper) reap(key string) time.Duration {
 	client, err := h.client(d)
 	if err != nil {
 		return 0 // the cleanup records why
+	}
+	if h.deletes != nil && targets.batchable() {
+		h.deletes.add(client, d, targets) // it records them as reaped once deleted
+		return 0
 	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()

@@ -26,6 +26,7 @@ type account struct {
 	keyOrder []int
 	vpcs     map[string]string // region slug -> default VPC uuid
 	tags     map[string]bool   // made by POST /v2/tags (droplets' own tags exist too)
+	tagged   []TagResourcesRecord
 }
 
 // TokenHash is the non-reversible token identifier used in RequestRecord,

@@ -62,6 +62,13 @@ func (s *Server) tagResources(c *call) reply {
 	acc := c.acc
 	acc.mu.Lock()
 	defer acc.mu.Unlock()
+	rep := acc.tagResources(tag, req)
+	acc.recordTagResources(c, tag, req, rep.status)
+	return rep
+}
+
+// tagResources applies a tag-resources request. Caller holds acc.mu.
+func (acc *account) tagResources(tag string, req tagResourcesRequest) reply {
 	if !acc.tagExists(tag) {
 		return notFound()
 	}

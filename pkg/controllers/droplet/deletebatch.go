@@ -1,0 +1,336 @@
+package droplet
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/digitalocean/godo"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
+	"github.com/sirupsen/logrus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// deleteGather is how long a batched delete waits for more deleted VMs
+	// after its first: a finished event's VMs go over a moment, and one
+	// batch costs three requests however many droplets it holds.
+	deleteGather = 300 * time.Millisecond
+	// maxDeleteBatch droplets go at once, without waiting for the window.
+	maxDeleteBatch = 100
+	// deleteBatchAttempts bounds one VM's failed batches; then the
+	// Droplet's cleanup deletes by itself, as it always may.
+	deleteBatchAttempts = 5
+	// deletePendingPoll is how soon a Droplet's cleanup looks again while
+	// its VM's droplets wait in a batch.
+	deletePendingPoll = time.Second
+)
+
+// deleteBatcher deletes, per token, the droplets the reaper hands it in
+// batches: a one-off tag, one request tagging every droplet of the batch,
+// and one delete by that tag. Only droplets of VMs being deleted are
+// tagged (checked against the caches right before), and a deletion
+// timestamp never goes away, so a tag a crash leaves on droplets marks only
+// droplets that are to go anyway: the next process's reaper sends them in
+// a new batch under a new tag.
+//
+// It runs in its own goroutine per token; no handler waits for it. What it
+// deleted it records as reaped, so the Droplet's cleanup sends nothing
+// again and releases the finalizer; until then that cleanup waits
+// (pending), and an entry that keeps failing is handed back to it.
+type deleteBatcher struct {
+	h       *handler
+	backoff *digitalocean.Backoff
+
+	mu     sync.Mutex
+	queues map[*godo.Client]*deleteQueue
+	// pending are the VM UIDs with an entry queued or being sent.
+	pending map[string]bool
+}
+
+// deleteQueue is one token's entries waiting for a batch.
+type deleteQueue struct {
+	entries []*deleteEntry
+	// wake is signalled by each add.
+	wake chan struct{}
+}
+
+// deleteEntry is one deleted VM's droplets, as the reaper found them.
+type deleteEntry struct {
+	d        *v1alpha1.Droplet
+	targets  deleteTargets
+	failures int
+}
+
+func newDeleteBatcher(h *handler) *deleteBatcher {
+	return &deleteBatcher{h: h, backoff: digitalocean.NewBackoff(),
+		queues: map[*godo.Client]*deleteQueue{}, pending: map[string]bool{}}
+}
+
+// batchable: targets are droplet IDs alone. A droplet created on its own
+// goes by its VM's tag, which also catches a create whose answer was lost.
+func (t deleteTargets) batchable() bool { return t.tag == "" && len(t.byID) > 0 }
+
+// add queues d's targets for client's next batch, once per VM.
+func (b *deleteBatcher) add(client *godo.Client, d *v1alpha1.Droplet, t deleteTargets) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pending[vmUID(d)] {
+		return
+	}
+	b.pending[vmUID(d)] = true
+	q := b.queues[client]
+	if q == nil {
+		q = &deleteQueue{wake: make(chan struct{}, 1)}
+		b.queues[client] = q
+		go b.run(client, q)
+	}
+	q.entries = append(q.entries, &deleteEntry{d: d, targets: t})
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// isPending: d's VM's droplets wait in a batch or are being sent. A nil
+// batcher (deletes one by one) has none.
+func (b *deleteBatcher) isPending(d *v1alpha1.Droplet) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending[vmUID(d)]
+}
+
+// run sends client's batches until the controller stops.
+func (b *deleteBatcher) run(client *godo.Client, q *deleteQueue) {
+	ctx := b.h.ctx
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wake:
+		}
+		for b.queued(q) > 0 {
+			if !b.gather(q) {
+				return
+			}
+			if retry := b.send(client, b.take(q)); retry > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(retry):
+				}
+			}
+		}
+	}
+}
+
+// gather waits out the window, or until a full batch is queued; false
+// once the controller stops.
+func (b *deleteBatcher) gather(q *deleteQueue) bool {
+	window := time.NewTimer(deleteGather)
+	defer window.Stop()
+	for b.queued(q) < maxDeleteBatch {
+		select {
+		case <-b.h.ctx.Done():
+			return false
+		case <-window.C:
+			return true
+		case <-q.wake:
+		}
+	}
+	return true
+}
+
+func (b *deleteBatcher) queued(q *deleteQueue) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(q.entries)
+}
+
+// take removes the next batch from q: whole entries, up to maxDeleteBatch
+// droplets (an entry alone over it still goes).
+func (b *deleteBatcher) take(q *deleteQueue) []*deleteEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, droplets := 0, 0
+	for n < len(q.entries) && (n == 0 || droplets+len(q.entries[n].targets.byID) <= maxDeleteBatch) {
+		droplets += len(q.entries[n].targets.byID)
+		n++
+	}
+	batch := q.entries[:n:n]
+	q.entries = q.entries[n:]
+	return batch
+}
+
+// putBack returns entries to the front of client's queue, to go first.
+func (b *deleteBatcher) putBack(client *godo.Client, entries []*deleteEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[client]
+	q.entries = append(append([]*deleteEntry(nil), entries...), q.entries...)
+}
+
+// done ends e's stay in the batcher, and has its Droplet looked at: its
+// cleanup either finds its targets reaped or deletes them itself.
+func (b *deleteBatcher) done(e *deleteEntry) {
+	b.mu.Lock()
+	delete(b.pending, vmUID(e.d))
+	b.mu.Unlock()
+	b.h.droplets.Enqueue(e.d.Namespace, e.d.Name)
+}
+
+// send deletes one batch and says how long to wait before the next after
+// a failure (0: go on).
+func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Duration {
+	batch = b.recheck(batch)
+	if len(batch) == 0 {
+		return 0
+	}
+	var ids []int
+	for _, e := range batch {
+		ids = append(ids, e.targets.byID...)
+	}
+	ctx, cancel := digitalocean.CallContext(b.h.ctx, digitalocean.PriorityDelete)
+	defer cancel()
+	tag := digitalocean.NewDeleteTag()
+	err := digitalocean.TagDroplets(ctx, client, tag, ids)
+	if err == nil {
+		_, err = client.Droplets.DeleteByTag(ctx, tag)
+	}
+	backoffKey := fmt.Sprintf("%p", client)
+	switch {
+	case err == nil:
+		metrics.DeleteBatches.Inc()
+		metrics.DeleteBatchDroplets.Observe(float64(len(ids)))
+		for _, e := range batch {
+			b.reaped(e, fmt.Sprintf("deleted in DigitalOcean with %d others in one batch", len(batch)-1))
+		}
+		b.backoff.Reset(backoffKey)
+		return 0
+	case digitalocean.IsNotFound(err):
+		// A droplet of the batch is gone already (an earlier batch's delete
+		// whose answer was lost, a delete by hand): one by one, where a 404
+		// counts as gone.
+		metrics.DeleteBatchFallbacks.Inc()
+		var failed []*deleteEntry
+		for _, e := range batch {
+			if err = e.targets.send(ctx, client); err != nil {
+				failed = append(failed, e)
+				continue
+			}
+			b.reaped(e, "deleted in DigitalOcean on its own (a droplet of its batch was gone already)")
+		}
+		if len(failed) == 0 {
+			return 0
+		}
+		batch = failed
+	}
+	f := digitalocean.Classify(err)
+	b.failed(client, batch, tag, f)
+	return b.backoff.Delay(backoffKey, f)
+}
+
+// reaped records e's targets as the reaper's, so the cleanup sends nothing again.
+func (b *deleteBatcher) reaped(e *deleteEntry, how string) {
+	b.h.mem.noteReaped(e.d, e.targets)
+	logFor(e.d).WithField("droplet", e.d.Status.DropletID).Info("VM deleted; droplet " + how)
+	b.done(e)
+}
+
+// failed puts a failed batch's entries back for the next batch, but for
+// those out of attempts or refused for good, which their cleanup takes over.
+func (b *deleteBatcher) failed(client *godo.Client, batch []*deleteEntry, tag string, f digitalocean.Failure) {
+	var retry, vms []string
+	var again []*deleteEntry
+	for _, e := range batch {
+		vms = append(vms, e.d.Spec.VirtualMachine)
+		if f.Reason != "RateLimited" {
+			e.failures++
+		}
+		if f.Permanent || e.failures >= deleteBatchAttempts {
+			b.done(e)
+			continue
+		}
+		retry = append(retry, e.d.Spec.VirtualMachine)
+		again = append(again, e)
+	}
+	logrus.WithField("vms", strings.Join(vms, ",")).WithField("tag", tag).WithField("reason", f.Reason).
+		Infof("batched droplet delete failed; %d of %d VMs retry in the next batch, the others' cleanup deletes: %s", len(retry), len(vms), f.Message)
+	b.putBack(client, again)
+}
+
+// recheck keeps the entries that may still go, right before their droplets
+// are tagged: the VM is being deleted (or gone), and no Droplet of another
+// VM that is not being deleted holds one of their droplets (a warm pool
+// hands a member's droplet to a living VM). The others leave the batcher.
+func (b *deleteBatcher) recheck(batch []*deleteEntry) []*deleteEntry {
+	holders, err := b.h.dropletHolders()
+	var kept []*deleteEntry
+	for _, e := range batch {
+		why := "the Droplets could not be read: "
+		if err == nil {
+			why = b.h.whyNotBatched(e, holders)
+		} else {
+			why += err.Error()
+		}
+		if why == "" {
+			kept = append(kept, e)
+			continue
+		}
+		logFor(e.d).WithField("droplet", e.d.Status.DropletID).Info("left out of a batched delete: " + why)
+		b.done(e)
+	}
+	return kept
+}
+
+// dropletHolders are the Droplets not being deleted, by each droplet ID
+// they hold (recorded or claimed from a pool).
+func (h *handler) dropletHolders() (map[int][]*v1alpha1.Droplet, error) {
+	all, err := h.droplets.Cache().List(metav1.NamespaceAll, everything)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][]*v1alpha1.Droplet{}
+	for _, d := range all {
+		if d.DeletionTimestamp != nil {
+			continue
+		}
+		for _, id := range []int{d.Status.DropletID, d.Spec.ClaimedDropletID} {
+			if id != 0 {
+				out[id] = append(out[id], d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// whyNotBatched is "" when e's droplets may be tagged for deletion.
+func (h *handler) whyNotBatched(e *deleteEntry, holders map[int][]*v1alpha1.Droplet) string {
+	uid := vmUID(e.d)
+	vm, err := h.vms.Get(e.d.Namespace, e.d.Spec.VirtualMachine)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return "its VM could not be read: " + err.Error()
+	case string(vm.UID) == uid && vm.DeletionTimestamp == nil:
+		return "its VM is not being deleted"
+	}
+	for _, id := range e.targets.ids {
+		for _, other := range holders[id] {
+			if other.UID != e.d.UID && vmUID(other) != uid {
+				return fmt.Sprintf("droplet %d is held by Droplet %s, which is not being deleted", id, objectKey(other))
+			}
+		}
+	}
+	return ""
+}
