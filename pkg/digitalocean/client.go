@@ -82,20 +82,32 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 	return client, nil
 }
 
+// Load is the largest share of client's rate-limit budget in use, 0 to 1
+// (0 when limiting is off).
+func (c *Clients) Load(client *godo.Client) float64 {
+	if l := c.limiter(client); l != nil {
+		return l.load(time.Now())
+	}
+	return 0
+}
+
+func (c *Clients) limiter(client *godo.Client) *limiter {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limiters[client]
+}
+
 // Room is how long until client's limiter would send a request of
 // priority p (0: now). A create asks first, so that a request it would
 // hold back costs no intent write and no lookup when it is tried again.
 func (c *Clients) Room(client *godo.Client, p Priority) time.Duration {
-	if c == nil {
-		return 0
+	if l := c.limiter(client); l != nil {
+		return l.room(p, time.Now())
 	}
-	c.mu.Lock()
-	l := c.limiters[client]
-	c.mu.Unlock()
-	if l == nil {
-		return 0
-	}
-	return l.room(p, time.Now())
+	return 0
 }
 
 // TokenHash is a short, stable name for a token that is safe to log.

@@ -197,6 +197,18 @@ func (l *limiter) room(p Priority, now time.Time) time.Duration {
 	return l.untilRoom(p, now)
 }
 
+// load is the largest share of a window's budget in use.
+func (l *limiter) load(now time.Time) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	most := 0.0
+	for _, w := range l.windows {
+		w.prune(now)
+		most = max(most, float64(w.used(now))/float64(w.budget))
+	}
+	return most
+}
+
 // untilRoom is room with l.mu held.
 func (l *limiter) untilRoom(p Priority, now time.Time) time.Duration {
 	if d := l.pausedUntil.Sub(now); d > 0 {

@@ -28,12 +28,12 @@ func TestSharesKeyTellsSharedFromPerVMKeys(t *testing.T) {
 func TestGatheringWaitsOnceFromFirstReady(t *testing.T) {
 	h := &handler{}
 	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1"}}
-	if wait := h.gathering(d); wait <= 0 || wait > batchGather {
+	if wait := h.gathering(nil, d); wait <= 0 || wait > batchGather {
 		t.Fatalf("first look waits %v, want (0, %v]", wait, batchGather)
 	}
 	// Counted from the first look, not restarted by later ones.
 	h.mem.readySince.Store(objectKey(d), time.Now().Add(-batchGather))
-	if wait := h.gathering(d); wait > 0 {
+	if wait := h.gathering(nil, d); wait > 0 {
 		t.Errorf("after %v ready it still waits %v", batchGather, wait)
 	}
 }

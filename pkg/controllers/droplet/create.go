@@ -84,7 +84,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 
 	if freshForCreate(d) && sharesKey(d) {
 		mates := h.batchMates(d)
-		if wait := h.gathering(d); wait > 0 && len(mates) < maxBatch-1 {
+		if wait := h.gathering(client, d); wait > 0 && len(mates) < maxBatch-1 {
 			return wait, nil
 		}
 		if len(mates) > 0 {
@@ -142,6 +142,14 @@ func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
 // refusal of this one too means DigitalOcean has nothing of d's.
 func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
 	f := digitalocean.Classify(err)
+	if onlyRefused && digitalocean.IsHeldBack(err) {
+		// This controller's limiter kept the request: nothing was sent, so
+		// the Droplet is still one never sent. Left as RateLimited, every
+		// retry would first look it up, a request each, and such lookups
+		// took the budget the lists of booting droplets needed.
+		events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonWaitingForRoom, f.Message)
+		return f.RetryAfter
+	}
 	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
 	reason, message := f.Reason, f.Message
 	if f.Reason == "Unavailable" {

@@ -73,38 +73,44 @@ func newFleet(ctx context.Context, tag string, changed func(ids []int)) *fleet {
 // get returns droplet id as listed with tag (the installation's when "")
 // no longer than maxAge ago, and not before notBefore (a list older than
 // the droplet cannot show it), listing again when the last list is older.
-// When the token's budget holds a new list back, the last one is used.
-// A newer list of one of the other tags that holds the droplet wins: a
-// droplet read from its boot bucket's list while it booted must not go
-// back to an older installation list's view once it is active. A nil
-// droplet means the list lacks it: gone, or too new to be listed yet; the
-// caller asks for it by id.
+// A newer list of one of the other tags that holds the droplet counts as
+// well: a droplet read from its boot bucket's list while it booted must
+// not go back to an older installation list's view once it is active, nor
+// wait for a new one. When the token's budget holds a new list back, the
+// freshest there is serves. A nil droplet means the list lacks it: gone, or
+// too new to be listed yet; the caller asks for it by id.
 func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time, tag string, newer ...string) (*godo.Droplet, error) {
 	key := f.key(client, tag)
-	f.mu.Lock()
-	list := f.byList[key]
-	f.mu.Unlock()
-	if list == nil || time.Since(list.taken) >= maxAge || list.taken.Before(notBefore) {
-		fresh, err := f.relist(key)
-		switch {
-		case err == nil:
-			list = fresh
-		case list == nil || list.taken.Before(notBefore) || !digitalocean.IsHeldBack(err):
-			return nil, err
-		}
-		// Held back: the last list is still the newest view there is. A
-		// Droplet that only took a list it asked for itself would, with
-		// hundreds asking in turn, see hardly any of the lists that fit
-		// in the token's budget.
+	best := f.freshest(key, id, newer)
+	if best != nil && time.Since(best.taken) < maxAge && !best.taken.Before(notBefore) {
+		return best.droplets[id], nil
 	}
+	fresh, err := f.relist(key)
+	switch {
+	case err == nil:
+		return fresh.droplets[id], nil
+	case best != nil && !best.taken.Before(notBefore) && digitalocean.IsHeldBack(err):
+		// A Droplet that only took a list it asked for itself would, with
+		// hundreds asking in turn, see hardly any of the lists that fit in
+		// the token's budget.
+		return best.droplets[id], nil
+	}
+	return nil, err
+}
+
+// freshest is key's last list, or a newer one of the other tags that holds
+// droplet id.
+func (f *fleet) freshest(key listKey, id int, others []string) *fleetList {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, other := range newer {
-		if l := f.byList[f.key(client, other)]; l != nil && l.taken.After(list.taken) && l.droplets[id] != nil {
-			list = l
+	best := f.byList[key]
+	for _, other := range others {
+		l := f.byList[f.key(key.client, other)]
+		if l != nil && l.droplets[id] != nil && (best == nil || l.taken.After(best.taken)) {
+			best = l
 		}
 	}
-	return list.droplets[id], nil
+	return best
 }
 
 func (f *fleet) key(client *godo.Client, tag string) listKey {
@@ -118,7 +124,7 @@ func (f *fleet) key(client *godo.Client, tag string) listKey {
 func (f *fleet) relist(key listKey) (*fleetList, error) {
 	v, err, _ := f.lists.Do(fmt.Sprintf("%p/%s", key.client, key.tag), func() (any, error) {
 		// Not the caller's context: the answer serves every waiting Droplet.
-		ctx, cancel := digitalocean.CallContext(f.ctx, digitalocean.PriorityResync)
+		ctx, cancel := digitalocean.CallContext(f.ctx, f.priority(key))
 		defer cancel()
 		taken := time.Now()
 		found, err := digitalocean.ListByTag(ctx, key.client, key.tag)
@@ -143,6 +149,17 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		return nil, err
 	}
 	return v.(*fleetList), nil
+}
+
+// priority is a list's: a boot bucket's users wait for it as for their
+// droplets' creates, and at a create's priority the lists keep pace with a
+// flood's multi-creates, which at resync priority left them a sliver of
+// the token's budget for a minute. Re-reading active droplets can wait.
+func (f *fleet) priority(key listKey) digitalocean.Priority {
+	if key.tag == f.tag {
+		return digitalocean.PriorityResync
+	}
+	return digitalocean.PriorityCreate
 }
 
 // dropUnused forgets the boot lists nobody relisted for a while; the

@@ -201,3 +201,28 @@ func TestHeldBackListServesTheLastOne(t *testing.T) {
 		t.Errorf("a list older than the droplet was used while a new one was held back: %v", err)
 	}
 }
+
+// A droplet just seen active in its boot bucket's list is read from that
+// list while the installation's list is older or held back.
+func TestActiveDropletIsServedByItsBootList(t *testing.T) {
+	do, _, f, _, _ := newFleetWorld(t, 2)
+	limits := digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{{Requests: 2, Window: time.Hour}}, Headroom: 0.01}
+	client, err := digitalocean.NewClients(do.URL(), limits).For(fleetToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
+	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
+	if _, err := f.get(client, id, time.Hour, time.Time{}, boot); err != nil {
+		t.Fatal(err)
+	}
+	// The resync budget (one request) is spent: the installation list is held back.
+	if _, err := f.get(client, 400, 0, time.Time{}, ""); !digitalocean.IsHeldBack(err) {
+		t.Fatalf("installation list not held back: %v", err)
+	}
+	d, err := f.get(client, id, time.Hour, time.Time{}, "", boot)
+	if err != nil || d == nil || d.ID != id {
+		t.Errorf("active droplet with its boot list at hand: %v, %v", d, err)
+	}
+}

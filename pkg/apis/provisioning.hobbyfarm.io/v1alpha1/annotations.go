@@ -33,8 +33,14 @@ func HasForceReleaseAnnotation(obj metav1.Object) bool {
 // DigitalOcean ID yet. It is only ever set before the first create.
 const ReasonWaitingForKey = "WaitingForKey"
 
+// ReasonWaitingForRoom is the Created reason of a Droplet whose creates so
+// far were all held back by the controller's own rate limiter (never
+// sent) or refused: DigitalOcean has nothing of it.
+const ReasonWaitingForRoom = "WaitingForRoom"
+
 // MayExistInDigitalOcean reports whether a create may have been sent for d:
-// it has an ID, or a Created condition other than WaitingForKey (the
+// it has an ID, or a Created condition other than WaitingForKey or
+// WaitingForRoom (the
 // Droplet controller records one before every create). A placeholder never
 // reaches DigitalOcean.
 func MayExistInDigitalOcean(d *Droplet) bool {
@@ -43,7 +49,14 @@ func MayExistInDigitalOcean(d *Droplet) bool {
 
 // NeverSent: no create was ever sent for d.
 func NeverSent(d *Droplet) bool {
-	return d.Status.DropletID == 0 && (Created.GetStatus(d) == "" || Created.GetReason(d) == ReasonWaitingForKey)
+	if d.Status.DropletID != 0 {
+		return false
+	}
+	switch Created.GetReason(d) {
+	case ReasonWaitingForKey, ReasonWaitingForRoom:
+		return true
+	}
+	return Created.GetStatus(d) == ""
 }
 
 // EnvironmentAnnotation and TemplateAnnotation, on a VM's Droplet and Key,
