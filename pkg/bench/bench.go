@@ -30,6 +30,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Machine: Machine(), LoadAverages: []float64{loadAverage()}}
 	for _, n := range cfg.Ns {
 		rep.FloodScales[n] = cfg.FloodScaleFor(n)
+		if v := cfg.FloodScaleOf(ModeBaseline, n); v != rep.FloodScales[n] && slices.Contains(cfg.Modes, ModeBaseline) {
+			if rep.BaselineFloodScales == nil {
+				rep.BaselineFloodScales = map[int]float64{}
+			}
+			rep.BaselineFloodScales[n] = v
+		}
 	}
 	kit, err := prepareRun(ctx, cfg.ControllerBin, cfg.Dir, cfg.Log)
 	if err != nil {

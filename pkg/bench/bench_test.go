@@ -324,12 +324,27 @@ apiserver_request_duration_seconds_count{verb="POST",resource="secrets"} 7
 	}
 }
 
+// The baseline keeps its own flood scale where one is given, ours never.
+func TestBaselineFloodScale(t *testing.T) {
+	c := Config{Scale: 15, FloodScale: map[int]float64{1000: 1}, BaselineFloodScale: map[int]float64{1000: 3}}
+	if got := c.FloodScaleOf(ModeBaseline, 1000); got != 3 {
+		t.Errorf("baseline at 1000: %v, want 3", got)
+	}
+	if got := c.FloodScaleOf(ModeOurs, 1000); got != 1 {
+		t.Errorf("ours at 1000: %v, want 1", got)
+	}
+	if got := c.FloodScaleOf(ModeBaseline, 100); got != 15 {
+		t.Errorf("baseline at 100 (no flood scale given): %v, want the hold's 15", got)
+	}
+}
+
 func TestParseFloodScaleByNOrForAll(t *testing.T) {
 	for in, want := range map[string]map[int]float64{
-		DefaultFloodScale: {100: 1, 1000: 3},
-		"5":               {0: 5},
-		" 2.5 , 1000=3 ":  {0: 2.5, 1000: 3},
-		"":                {},
+		DefaultFloodScale:         {100: 1, 1000: 1},
+		DefaultBaselineFloodScale: {1000: 3},
+		"5":                       {0: 5},
+		" 2.5 , 1000=3 ":          {0: 2.5, 1000: 3},
+		"":                        {},
 	} {
 		got, err := ParseFloodScale(in)
 		if err != nil || !maps.Equal(got, want) {

@@ -156,7 +156,9 @@ type Report struct {
 	// the flood phases, by N.
 	HoldScale   float64         `json:"hold_scale"`
 	FloodScales map[int]float64 `json:"flood_scales"`
-	HoldSeconds float64         `json:"hold_seconds"`
+	// BaselineFloodScales are the baseline's where they differ, by N.
+	BaselineFloodScales map[int]float64 `json:"baseline_flood_scales,omitempty"`
+	HoldSeconds         float64         `json:"hold_seconds"`
 	// CreatesInFlight and DeletesInFlight are the simulated Gargantua's.
 	CreatesInFlight int    `json:"creates_in_flight"`
 	DeletesInFlight int    `json:"deletes_in_flight"`
@@ -264,6 +266,9 @@ func WriteTables(w io.Writer, rep *Report) {
 	var flood []string
 	for _, n := range slices.Sorted(maps.Keys(rep.FloodScales)) {
 		flood = append(flood, fmt.Sprintf("%g at N=%d", rep.FloodScales[n], n))
+	}
+	for _, n := range slices.Sorted(maps.Keys(rep.BaselineFloodScales)) {
+		flood = append(flood, fmt.Sprintf("the baseline's %g at N=%d", rep.BaselineFloodScales[n], n))
 	}
 	fmt.Fprintf(w, "scales (simulated s per real s): flood phases (set up, probes, flood, all running) %s; hold, delete all and after %g\n",
 		strings.Join(flood, ", "), rep.HoldScale)

@@ -108,7 +108,7 @@ func (s *scenario) note(format string, args ...any) {
 // interrupted; what the controller fails to do within the bounds is a note.
 func (s *scenario) run(ctx context.Context) (Result, error) {
 	began := time.Now()
-	s.tl = timeline{flood: timeScale(s.cfg.FloodScaleFor(s.n)), hold: timeScale(s.cfg.Scale)}
+	s.tl = timeline{flood: timeScale(s.cfg.FloodScaleOf(s.mode, s.n)), hold: timeScale(s.cfg.Scale)}
 	s.res = Result{Mode: s.mode, N: s.n, FloodScale: float64(s.tl.flood), HoldScale: float64(s.tl.hold),
 		Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan),
 		Path: s.variant.path, ReadyCheck: s.variant.readyCheck, SSHDelay: s.cfg.SSHDelay.Seconds()}

@@ -28,6 +28,8 @@ func run() int {
 	ns := flag.String("n", "100,1000", "fleet sizes, comma-separated, run in this order")
 	modes := flag.String("modes", "ours,baseline", "modes, comma-separated: ours, baseline")
 	scale := flag.Float64("scale", bench.DefaultScale, "simulated seconds per real second of the hold, the delete of all N and after")
+	baselineFloodScale := flag.String("baseline-flood-scale", bench.DefaultBaselineFloodScale,
+		"the baseline's flood scale by N where it differs from -flood-scale, as 1000=3; empty: as -flood-scale")
 	floodScale := flag.String("flood-scale", bench.DefaultFloodScale,
 		"simulated seconds per real second of set up, probes, flood and waiting for all running, by N as 100=1,1000=3, or one number for every N; an N not given uses -scale")
 	hold := flag.Duration("hold", bench.DefaultHold, "simulated steady state between all running and deleting all; 0 skips it")
@@ -98,6 +100,9 @@ func run() int {
 	}
 	if cfg.FloodScale, err = bench.ParseFloodScale(*floodScale); err != nil {
 		return usage("-flood-scale: %v", err)
+	}
+	if cfg.BaselineFloodScale, err = bench.ParseFloodScale(*baselineFloodScale); err != nil {
+		return usage("-baseline-flood-scale: %v", err)
 	}
 	for _, m := range splitList(*modes) {
 		cfg.Modes = append(cfg.Modes, bench.Mode(m))
