@@ -181,15 +181,23 @@ func TestActiveDropletKeepsItsBootListsNewerView(t *testing.T) {
 	}
 }
 
-// A list the limiter holds back leaves the last one in use: every list the
-// budget allows serves all the Droplets that ask after it.
-func TestHeldBackListServesTheLastOne(t *testing.T) {
-	do, _, f, ids, _ := newFleetWorld(t, 3)
+// tightClient is a client whose limiter lets one resync and two creates
+// through per hour.
+func tightClient(t *testing.T, do *fake.Server) *godo.Client {
+	t.Helper()
 	limits := digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{{Requests: 2, Window: time.Hour}}, Headroom: 0.01}
 	client, err := digitalocean.NewClients(do.URL(), limits).For(fleetToken)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client
+}
+
+// A list the limiter holds back leaves the last one in use: every list the
+// budget allows serves all the Droplets that ask after it.
+func TestHeldBackListServesTheLastOne(t *testing.T) {
+	do, _, f, ids, _ := newFleetWorld(t, 3)
+	client := tightClient(t, do)
 	if _, err := f.get(client, ids[0], 0, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +214,7 @@ func TestHeldBackListServesTheLastOne(t *testing.T) {
 // list while the installation's list is older or held back.
 func TestActiveDropletIsServedByItsBootList(t *testing.T) {
 	do, _, f, _, _ := newFleetWorld(t, 2)
-	limits := digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{{Requests: 2, Window: time.Hour}}, Headroom: 0.01}
-	client, err := digitalocean.NewClients(do.URL(), limits).For(fleetToken)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := tightClient(t, do)
 	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
 	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
