@@ -84,9 +84,13 @@ func TestRefusedKeyEndsInErrorAfterReadyTimeout(t *testing.T) {
 	if created, _ := time.Parse(time.RFC3339, d.Status.CreatedAt); time.Since(created) < 8*time.Second {
 		t.Errorf("failed %s after the create, before ready_timeout", time.Since(created))
 	}
-	if !hasEvent(w.vmEvents("vm-1"), "ProvisioningFailed") || !hasEvent(w.vmEvents("vm-1"), "refused the VM's key") {
-		t.Errorf("VM events %q lack a ProvisioningFailed naming the refused key", w.vmEvents("vm-1"))
-	}
+	// Events are recorded asynchronously, after the status write.
+	w.eventually(10*time.Second, "a ProvisioningFailed Event naming the refused key", func() string {
+		if events := w.vmEvents("vm-1"); !hasEvent(events, "ProvisioningFailed") || !hasEvent(events, "refused the VM's key") {
+			return fmt.Sprintf("VM events %q", events)
+		}
+		return ""
+	})
 }
 
 // With ready_check: cloud-init the VM runs only once cloud-init is done,
