@@ -25,6 +25,11 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil
 	}
+	// The backoff counts failed calls in a row, not failed passes: a pass
+	// makes up to five calls and keeps what the earlier ones tagged, and
+	// under a steady error rate counting passes stretched the delay to a
+	// minute while DigitalOcean answered most calls.
+	h.backoff.Reset(objectKey(d))
 	for _, tag := range vmTags(d) {
 		if slices.Contains(found.Tags, tag) {
 			continue // tagged by an earlier pass whose status write was lost
