@@ -217,7 +217,7 @@ func (s *scenario) startFake(name string, maxRecords int) error {
 	}
 	timing := s.cfg.fakeTiming(s.tl.flood)
 	s.do = fake.New(fake.Options{BootDelay: timing.BootDelay, DeleteLag: timing.DeleteLag, RateLimits: timing.RateLimits, SSH: true,
-		Guest: s.cfg.fakeGuest(s.tl.flood), MaxRequestRecords: maxRecords})
+		SSHPublicOnly: true, Guest: s.cfg.fakeGuest(s.tl.flood), MaxRequestRecords: maxRecords})
 	s.kubeCfg = s.env.Config()
 	s.kubeCfg.QPS, s.kubeCfg.Burst = 2000, 4000
 	return s.do.Start()

@@ -87,6 +87,9 @@ func (s *Server) syncSSH(d *droplet, now time.Time) {
 		return
 	}
 	ips := d.loopbackIPs()
+	if s.opts.SSHPublicOnly && len(ips) > 1 {
+		ips = ips[:1] // public first
+	}
 	if d.status != statusActive || d.deleted() || d.guest.SSHDown || len(ips) == 0 || s.closed.Load() {
 		d.sshUpSince = time.Time{}
 		d.stopSSH()

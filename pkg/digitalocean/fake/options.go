@@ -50,6 +50,9 @@ type Options struct {
 	// its private IPv4 (see SSHAddr, SSHPort, and ssh.go for the commands
 	// it answers).
 	SSH bool
+	// SSHPublicOnly listens on the public IPv4 only: one socket per droplet
+	// instead of two, for fleets of thousands within a process's open files.
+	SSHPublicOnly bool
 	// SSHPort is the one port every droplet's SSH server listens on; 0
 	// picks a free port at New (see Server.SSHPort). New panics on a port
 	// outside 0..65535.
