@@ -187,6 +187,8 @@ func (l *large) run(ctx context.Context) (res LargeResult, err error) {
 	if err := l.restartAs(ctx, phaseEvent, timeScale(l.cfg.EventScale)); err != nil {
 		return l.out, err
 	}
+	l.out.SettleSeconds = l.settle(ctx).Seconds()
+	l.logf("the event controller finished its start-up work after %.1f s real", l.out.SettleSeconds)
 	l.endPhase(phaseHold, l.tl.hold)
 	if err := l.newEvent(ctx); err != nil {
 		return l.out, err

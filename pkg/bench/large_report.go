@@ -35,6 +35,9 @@ type LargeResult struct {
 
 	BuildUpRunning  int  `json:"build_up_running"`
 	BuildUpOverhead Dist `json:"build_up_overhead"`
+	// SettleSeconds is how long (real) the event's controller took to
+	// finish its start-up work on every object before the event began.
+	SettleSeconds float64 `json:"settle_seconds"`
 
 	// The hold: VMs running at its start, its simulated length, its
 	// requests (all tokens) per VM per simulated hour.
@@ -188,6 +191,7 @@ func WriteLarge(w io.Writer, rep *LargeReport) {
 		{"  time-to-running overhead p95 (s)", formatValue("%.2f", orNaN(r.BuildUpOverhead, r.BuildUpOverhead.P95))},
 		{"hold: VMs, simulated min", fmt.Sprintf("%d, %.0f", r.HoldVMs, r.HoldSeconds/60)},
 		{"  steady requests / VM-hour", formatValue("%.3f", float64(r.PerVMHour))},
+		{"event controller's start-up work before the event (real s)", fmt.Sprintf("%.1f", r.SettleSeconds)},
 		{"new event: VMs running", fmt.Sprintf("%d of %d", r.NewEventRunning, r.NewEvent)},
 		{"  time-to-running overhead p50 / p95 / max (s)", fmt.Sprintf("%s / %s / %s", formatValue("%.2f", orNaN(r.NewEventOverhead, r.NewEventOverhead.P50)),
 			formatValue("%.2f", orNaN(r.NewEventOverhead, r.NewEventOverhead.P95)), formatValue("%.2f", orNaN(r.NewEventOverhead, r.NewEventOverhead.Max)))},
