@@ -45,6 +45,8 @@ type fleet struct {
 	lists singleflight.Group
 	// changed is told which droplet ids a new list shows changed or gone.
 	changed func(ids []int)
+	// boots learns from two lists in a row how fast droplets boot.
+	boots *bootTimes
 
 	mu     sync.Mutex
 	byList map[listKey]*fleetList
@@ -66,8 +68,8 @@ type fleetList struct {
 // buckets stop being read once their droplets are active.
 const unusedListLifetime = 10 * time.Minute
 
-func newFleet(ctx context.Context, tag string, changed func(ids []int)) *fleet {
-	return &fleet{ctx: ctx, tag: tag, changed: changed, byList: map[listKey]*fleetList{}}
+func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *bootTimes) *fleet {
+	return &fleet{ctx: ctx, tag: tag, changed: changed, boots: boots, byList: map[listKey]*fleetList{}}
 }
 
 // get returns droplet id as listed with tag (the installation's when "")
@@ -141,6 +143,7 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		f.dropUnused(taken)
 		f.mu.Unlock()
 		if previous != nil {
+			f.boots.noteLists(key.client, previous, list)
 			f.changed(changedIDs(previous, list))
 		}
 		return list, nil

@@ -38,7 +38,7 @@ func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []i
 		t.Fatal(err)
 	}
 	var changes [][]int
-	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) })
+	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) }, nil)
 	return do, client, f, ids, &changes
 }
 

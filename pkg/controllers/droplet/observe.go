@@ -38,7 +38,6 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if wait := h.beforeBootable(client, d); wait > 0 {
 		return min(wait, maxAge*bootBucketPeriods), nil
 	}
-	wasReady := v1alpha1.Ready.IsTrue(d)
 	current, err := h.read(ctx, client, d, maxAge)
 	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
@@ -61,11 +60,6 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	}
 	h.backoff.Reset(objectKey(d))
 	h.observe(d, current)
-	if !wasReady && v1alpha1.Ready.IsTrue(d) && d.Status.BootTag != "" {
-		if created, ok := createdAt(d); ok {
-			h.boots.note(client, time.Since(created))
-		}
-	}
 	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
 		now := metav1.Now()
 		d.Status.LastSynced = &now
