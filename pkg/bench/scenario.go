@@ -70,6 +70,7 @@ type scenario struct {
 	variant variant
 
 	dir, ns, token string
+	began          time.Time // when run started: the timelines' zero
 	ctrlPhase      string    // the running controller's phase
 	ctrlBegan      time.Time // when it was ready
 	kubeCfg        *rest.Config
@@ -108,6 +109,7 @@ func (s *scenario) note(format string, args ...any) {
 // interrupted; what the controller fails to do within the bounds is a note.
 func (s *scenario) run(ctx context.Context) (Result, error) {
 	began := time.Now()
+	s.began = began
 	s.tl = timeline{flood: timeScale(s.cfg.FloodScaleOf(s.mode, s.n)), hold: timeScale(s.cfg.Scale)}
 	s.res = Result{Mode: s.mode, N: s.n, FloodScale: float64(s.tl.flood), HoldScale: float64(s.tl.hold),
 		Floor: Floor(s.n).Seconds(), Wall: Num(nan), HeldBack: Num(nan), PerVMHour: Num(nan),
@@ -821,6 +823,7 @@ func (s *scenario) finish(ctx context.Context, cpu0, kube0 map[string]float64) {
 	}
 
 	made := append(names("probe", s.cfg.Probes), s.flood...)
+	s.writeTimelines(s.began, made)
 	s.res.LifecycleRequests, s.res.LifecycleVMs = lifecycleRequests(s.res.Requests, s.res.HoldRequests), len(made)
 	s.res.PerVMLifecycle = Num(float64(sum(s.res.LifecycleRequests)) / float64(len(made)))
 	ids := map[int]bool{}
