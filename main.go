@@ -104,8 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.StringVar(&s.rateLimits, "rate-limits", "250/1m,5000/1h", "DigitalOcean's per-token limits, requests/window, that the client stays under")
 	fs.Float64Var(&opts.RateLimits.Headroom, "rate-limit-headroom", digitalocean.DefaultHeadroom, "share of each rate limit left for the token's other users, above 0 and at most 0.9")
 	fs.BoolVar(&s.rateLimiter, "rate-limiter", true, "limit DigitalOcean requests client-side; false only for comparison")
-	fs.Float64Var(&s.kubeQPS, "kube-qps", 200, "Kubernetes API requests per second")
-	fs.IntVar(&s.kubeBurst, "kube-burst", 0, "Kubernetes API request burst; 0 for twice --kube-qps")
+	fs.Float64Var(&s.kubeQPS, "kube-qps", 0, "Kubernetes API requests per second at most; 0 for no client-side limit (the apiserver's priority and fairness paces the controller)")
+	fs.IntVar(&s.kubeBurst, "kube-burst", 0, "Kubernetes API request burst with --kube-qps; 0 for twice --kube-qps")
 	fs.IntVar(&opts.SSHPort, "ssh-port", envInt("HF_DO_SSH_PORT", 22), "port the reachability check logs in to droplets at, as Gargantua's shell does (env HF_DO_SSH_PORT)")
 	fs.BoolVar(&s.deleteTainted, "delete-tainted", envBool("HF_DO_DELETE_TAINTED", true), "delete VMs Gargantua tainted at the end of a session, and so their droplets; false keeps them for inspection (env HF_DO_DELETE_TAINTED)")
 	fs.DurationVar(&opts.ConfigErrorGrace, "config-error-grace", virtualmachine.DefaultConfigErrorGrace, "how long an invalid config may wait for a fix before its VMs get status errorduringprovisioning")
@@ -128,8 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--lease-name must not be controller-manager, Gargantua's own lock")
 	case opts.RateLimits.Headroom <= 0 || opts.RateLimits.Headroom > 0.9:
 		return opts, s, fmt.Errorf("--rate-limit-headroom must be more than 0 and at most 0.9")
-	case s.kubeQPS <= 0:
-		return opts, s, fmt.Errorf("--kube-qps must be positive")
+	case s.kubeQPS < 0:
+		return opts, s, fmt.Errorf("--kube-qps must not be negative")
 	case s.kubeBurst < 0:
 		return opts, s, fmt.Errorf("--kube-burst must not be negative")
 	case opts.SSHPort < 1 || opts.SSHPort > 65535:

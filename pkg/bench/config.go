@@ -53,11 +53,6 @@ const (
 	// which the scale does not shorten, and scaled it would let the sweep
 	// take a slow VM's key or droplet for an orphan.
 	orphanGrace = 10 * time.Minute
-	// The controller's own kube client defaults, scaled with the clock so its
-	// Kubernetes work keeps pace with the compressed DigitalOcean time; what
-	// the apiserver cannot keep up with shows as wall time above the floor.
-	kubeQPS   = 200
-	kubeBurst = 400
 	// Gargantua's client: ClientGoQPS and ClientGoBurst of its main.go.
 	gargantuaQPS   = 100
 	gargantuaBurst = 100

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,7 +34,7 @@ func BuildController(ctx context.Context, dir string) (string, error) {
 // claims.
 var optionalFlags = []string{
 	"--leader-elect=false", "--resync-mode=per-droplet", "--rate-limiter=false", "--rate-limits=250/1m,5000/1h",
-	"--rate-limit-headroom=0.1", "--kube-qps=50", "--kube-burst=100", "--ssh-port=22",
+	"--rate-limit-headroom=0.1", "--ssh-port=22",
 }
 
 // ProbeFlags returns the optional flags bin rejects, by name ("--resync-mode").
@@ -75,8 +74,6 @@ func (c *Config) controllerArgs(scale timeScale, mode Mode, namespace, kubeconfi
 		"--boot-resync=" + compactDuration(scale.toReal(bootResync)),
 		"--sweep-interval=" + compactDuration(scale.toReal(sweepInterval)),
 		"--orphan-grace=" + compactDuration(orphanGrace),
-		fmt.Sprintf("--kube-qps=%g", math.Round(kubeQPS*float64(scale))),
-		fmt.Sprintf("--kube-burst=%d", int(math.Round(kubeBurst*float64(scale)))),
 	}
 	if c.Workers > 0 {
 		args = append(args, fmt.Sprintf("--workers=%d", c.Workers))
