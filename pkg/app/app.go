@@ -123,8 +123,8 @@ func Run(ctx context.Context, opts Options) error {
 		// A client-side limit queues every write behind all others: an
 		// event's 1,000 VMs make about 17,000, and at 200 a second the
 		// users waited for their terminals behind their neighbours' status
-		// writes, and a new event behind another's deletes. The apiserver's
-		// priority and fairness paces a busy client instead.
+		// writes. The apiserver's priority and fairness paces a busy client
+		// instead.
 		cfg.RateLimiter = ratelimit.None
 	}
 	opts.Config = cfg
