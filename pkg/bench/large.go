@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
@@ -375,6 +376,7 @@ func (l *large) newEvent(ctx context.Context) error {
 		}
 		l.note("the new event: %v", waitErr)
 	}
+	l.writeTimelines(eventBegan, append(slices.Clone(newVMs), busy...))
 	st := l.startStats(newVMs)
 	l.out.NewEventRunning, l.out.NewEventOverhead = st.running, st.overhead
 	l.out.BusyDelete, l.out.BusyMissing = busyDelete, busyMissing

@@ -9,8 +9,8 @@ import (
 )
 
 // writeTimelines keeps, beside the controller's logs, every DigitalOcean
-// request the fake saw and every flood VM's moments, in seconds since
-// since: where a figure's tail comes from is read off these.
+// request the fake saw from since on and the moments of vms, in seconds
+// since since: where a figure's tail comes from is read off these.
 func (s *scenario) writeTimelines(since time.Time, vms []string) {
 	at := func(t time.Time) string {
 		if t.IsZero() {
@@ -20,6 +20,9 @@ func (s *scenario) writeTimelines(since time.Time, vms []string) {
 	}
 	s.writeTSV("do-requests.tsv", "at\trequest\tstatus\tdropped", func(w *bufio.Writer) {
 		for _, r := range s.do.Requests() {
+			if r.Time.Before(since) {
+				continue
+			}
 			fmt.Fprintf(w, "%s\t%s\t%d\t%t\n", at(r.Time), r.Pattern, r.Status, r.Dropped)
 		}
 	})

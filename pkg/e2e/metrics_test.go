@@ -80,6 +80,13 @@ func TestMetricsAfterALifecycle(t *testing.T) {
 	if r := metricValue(t, body, `hf_do_ratelimit_remaining\{token_hash="[0-9a-f]{12}"\}`); r <= 0 || r >= 5000 {
 		t.Errorf("rate-limit remaining %v is implausible", r)
 	}
+	// Where a slow VM waited: each queue's wait and each handler's run time.
+	if n := metricValue(t, body, `workqueue_queue_duration_seconds_count\{name="hobbyfarm.io/v1, Kind=VirtualMachine"\}`); n < 3 {
+		t.Errorf("VM queue waits counted %v, want at least 3", n)
+	}
+	if n := metricValue(t, body, `lasso_controller_reconcile_time_seconds_count\{controller_name="provisioning.hobbyfarm.io/v1alpha1, Resource=droplets",ctx="",handler_name="hf-provisioner-digitalocean-droplet",has_error="false"\}`); n < 3 {
+		t.Errorf("Droplet handler runs counted %v, want at least 3", n)
+	}
 
 	if err := w.hf.VMs.Delete(w.ns, "m-1", nil); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	lassometrics "github.com/rancher/lasso/pkg/metrics"
 )
 
 // Registry holds only this controller's metrics plus the Go runtime's.
@@ -58,6 +59,10 @@ var (
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, droplets)
+	// Each controller's queue depth and wait, and each handler's run time
+	// and count: where a slow VM waited. Before any queue exists, since
+	// client-go's workqueue takes its metrics provider at creation.
+	lassometrics.MustRegisterWithWorkqueue(Registry)
 }
 
 var idSegment = regexp.MustCompile(`^([0-9]+|[0-9a-f]{2}(:[0-9a-f]{2})+)$`)

@@ -38,13 +38,12 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 	var forced []string
 
 	deleting := false
-	for _, c := range h.children(vm) {
-		obj, what, err := c.read()
-		if apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return vm, err
-		}
+	left, err := remaining(h.children(vm))
+	if err != nil {
+		return vm, err
+	}
+	for _, p := range left {
+		c, obj, what := p.child, p.obj, p.what
 		pending = true
 		if force && !v1alpha1.HasForceReleaseAnnotation(obj) {
 			if err := c.patch(forceReleasePatch); err != nil && !apierrors.IsNotFound(err) {
@@ -112,15 +111,41 @@ type child struct {
 	delete      func() error
 }
 
-// read is the child as the cache has it, while the cache has it. Its
-// absence is confirmed by the API: releasing the finalizer early on a stale
-// cache would be the one unrecoverable mistake here.
-func (c child) read() (metav1.Object, string, error) {
-	obj, what, err := c.cached()
-	if apierrors.IsNotFound(err) {
-		return c.get()
+// present is a child that still exists, and what force-releasing it may
+// leave in DigitalOcean.
+type present struct {
+	child
+	obj  metav1.Object
+	what string
+}
+
+// remaining returns the children that still exist. The cache is asked
+// first: one child there is reason enough to wait, and a deleting VM is
+// looked at again on each of its children's writes. Only when the cache
+// shows none does the API confirm it, since releasing the finalizer on a
+// stale cache would be the one unrecoverable mistake here. (Confirming on
+// every pass took most of the VM workers' time while an event of 1,000
+// ended, and a new event's VMs queued behind it: docs/benchmarks.md.)
+func remaining(children []child) ([]present, error) {
+	for _, read := range []func(child) (metav1.Object, string, error){
+		func(c child) (metav1.Object, string, error) { return c.cached() },
+		func(c child) (metav1.Object, string, error) { return c.get() },
+	} {
+		var left []present
+		for _, c := range children {
+			obj, what, err := read(c)
+			if apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			left = append(left, present{c, obj, what})
+		}
+		if len(left) > 0 {
+			return left, nil
+		}
 	}
-	return obj, what, err
+	return nil, nil
 }
 
 func (h *handler) children(vm *hfv1.VirtualMachine) []child {
