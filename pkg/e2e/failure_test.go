@@ -94,9 +94,13 @@ func TestDropletLimitFails(t *testing.T) {
 		}
 		return ""
 	})
-	if !hasEvent(w.vmEvents("vm-2"), "droplet limit") {
-		t.Errorf("vm-2 events %q do not name the droplet limit", w.vmEvents("vm-2"))
-	}
+	// Events are sent after the status write, so this one may come a moment later.
+	w.eventually(10*time.Second, "an Event on vm-2 naming the droplet limit", func() string {
+		if events := w.vmEvents("vm-2"); !hasEvent(events, "droplet limit") {
+			return fmt.Sprintf("events %q", events)
+		}
+		return ""
+	})
 	if n := len(w.do.Droplets(limited)); n != 1 {
 		t.Errorf("%d droplets, want 1", n)
 	}

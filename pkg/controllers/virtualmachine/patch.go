@@ -214,18 +214,27 @@ func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status 
 	log = log.WithField("droplet", d.Status.DropletID)
 	switch s {
 	case hfv1.VmStatusProvisioned:
-		if d.Spec.ClaimedDropletID != 0 {
-			log.Info("droplet taken from a warm pool; VM provisioned")
-			h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d taken from a warm pool in %s", d.Status.DropletID, d.Spec.Region)
-			return
-		}
-		log.Info("droplet created; VM provisioned")
-		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region)
+		h.announceProvisioned(vm, d, log)
 	case hfv1.VmStatusRunning:
+		if was := vm.Status.Status; was != hfv1.VmStatusProvisioned && was != hfv1.VmStatusRunning {
+			// The first look at the droplet found it running already (a
+			// busy queue, a fast boot): its creation still gets its Event.
+			h.announceProvisioned(vm, d, log)
+		}
 		log.WithField("public_ip", d.Status.PublicIPv4).Info("VM running")
 		metrics.ProvisioningSeconds.Observe(time.Since(vm.CreationTimestamp.Time).Seconds())
 		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Running", "droplet %d is active at %s; %s", d.Status.DropletID, d.Status.PublicIPv4, v1alpha1.Reachable.GetMessage(d))
 	}
+}
+
+func (h *handler) announceProvisioned(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, log *logrus.Entry) {
+	if d.Spec.ClaimedDropletID != 0 {
+		log.Info("droplet taken from a warm pool; VM provisioned")
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d taken from a warm pool in %s", d.Status.DropletID, d.Spec.Region)
+		return
+	}
+	log.Info("droplet created; VM provisioned")
+	h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region)
 }
 
 func (h *handler) transition(status interface{}, cond condition.Cond, ok bool, reason, message string, objs ...runtime.Object) bool {
