@@ -204,7 +204,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	catalogs := digitalocean.NewCatalogs(clients)
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
-		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted},
+		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted, CleanupWorkers: opts.Workers},
 		applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),

@@ -96,6 +96,10 @@ func TestMetricsAfterALifecycle(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^hf_do_deletion_seconds_count [1-9]`).MatchString(body) {
 			return fmt.Sprintf("no deletion yet")
 		}
+		// Deleted VMs wait in their own queue, not the VM queue.
+		if !regexp.MustCompile(`(?m)^workqueue_adds_total\{name="vm-cleanup"\} [1-9]`).MatchString(body) {
+			return "no VM cleanup queued"
+		}
 		return ""
 	})
 }

@@ -88,7 +88,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	})
 	h.deletes = newDeleteBatcher(h)
 	if opts.Resync != ResyncPerDroplet {
-		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots)
+		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots, clients.Room)
 	}
 	// The remove handler first, so that sync gets the Droplet its finalizer
 	// write returned and can create the droplet in the same pass.

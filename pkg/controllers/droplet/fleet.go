@@ -47,6 +47,9 @@ type fleet struct {
 	changed func(ids []int)
 	// boots learns from two lists in a row how fast droplets boot.
 	boots *bootTimes
+	// room says how long until a token's budget sends a request of a
+	// priority (digitalocean.Clients.Room); nil: never room to spare.
+	room func(*godo.Client, digitalocean.Priority) time.Duration
 
 	mu     sync.Mutex
 	byList map[listKey]*fleetList
@@ -68,8 +71,9 @@ type fleetList struct {
 // buckets stop being read once their droplets are active.
 const unusedListLifetime = 10 * time.Minute
 
-func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *bootTimes) *fleet {
-	return &fleet{ctx: ctx, tag: tag, changed: changed, boots: boots, byList: map[listKey]*fleetList{}}
+func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *bootTimes,
+	room func(*godo.Client, digitalocean.Priority) time.Duration) *fleet {
+	return &fleet{ctx: ctx, tag: tag, changed: changed, boots: boots, room: room, byList: map[listKey]*fleetList{}}
 }
 
 // get returns droplet id as listed with tag (the installation's when "")
@@ -84,7 +88,7 @@ func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *b
 func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time, tag string, newer ...string) (*godo.Droplet, error) {
 	key := f.key(client, tag)
 	best := f.freshest(key, id, newer)
-	if best != nil && time.Since(best.taken) < maxAge && !best.taken.Before(notBefore) {
+	if best != nil && f.serves(key, best, maxAge) && !best.taken.Before(notBefore) {
 		return best.droplets[id], nil
 	}
 	fresh, err := f.relist(key)
@@ -98,6 +102,27 @@ func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore
 		return best.droplets[id], nil
 	}
 	return nil, err
+}
+
+// nearlyStale is the share of its period after which a boot bucket's list
+// is taken again while the token's budget has room to spare.
+const nearlyStale = 0.9
+
+// serves: list is young enough for a read of key that wants it at most
+// maxAge old. Booting droplets' passes bunch up right after each list, and
+// come back a period later, a hair before it is stale: reusing it then
+// sent them all to the list after next, a whole period late for the users
+// waiting on those droplets. When the budget is tight (a flood's creates)
+// the extra list is not worth a create's room.
+func (f *fleet) serves(key listKey, list *fleetList, maxAge time.Duration) bool {
+	age := time.Since(list.taken)
+	switch {
+	case age >= maxAge:
+		return false
+	case key.tag == f.tag || float64(age) < nearlyStale*float64(maxAge) || f.room == nil:
+		return true
+	}
+	return f.room(key.client, digitalocean.PriorityResync) > 0
 }
 
 // freshest is key's last list, or a newer one of the other tags that holds

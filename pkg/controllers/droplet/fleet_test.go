@@ -38,7 +38,7 @@ func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []i
 		t.Fatal(err)
 	}
 	var changes [][]int
-	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) }, nil)
+	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) }, nil, nil)
 	return do, client, f, ids, &changes
 }
 
@@ -228,5 +228,56 @@ func TestActiveDropletIsServedByItsBootList(t *testing.T) {
 	d, err := f.get(client, id, time.Hour, time.Time{}, "", boot)
 	if err != nil || d == nil || d.ID != id {
 		t.Errorf("active droplet with its boot list at hand: %v, %v", d, err)
+	}
+}
+
+// A boot bucket's list nearly a period old is taken again only while the
+// token's budget has room to spare; the installation's list is not.
+func TestNearlyStaleBootListIsRelistedOnlyWithRoomToSpare(t *testing.T) {
+	do, client, f, ids, _ := newFleetWorld(t, 1)
+	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
+	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
+	lists := func() int { return do.RequestCounts()[fake.RouteListDroplets+" 200"] }
+	var wait time.Duration
+	f.room = func(*godo.Client, digitalocean.Priority) time.Duration { return wait }
+	age := func(tag string) {
+		f.mu.Lock()
+		f.byList[f.key(client, tag)].taken = time.Now().Add(-950 * time.Millisecond)
+		f.mu.Unlock()
+	}
+	for _, tag := range []string{boot, ""} {
+		if _, err := f.get(client, id, time.Second, time.Time{}, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	wait = time.Minute // a flood's creates fill the budget
+	age(boot)
+	before := lists()
+	if _, err := f.get(client, id, time.Second, time.Time{}, boot); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists() - before; n != 0 {
+		t.Errorf("nearly stale boot list with no room to spare: %d new lists, want 0", n)
+	}
+
+	wait = 0
+	age(boot)
+	before = lists()
+	if _, err := f.get(client, id, time.Second, time.Time{}, boot); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists() - before; n != 1 {
+		t.Errorf("nearly stale boot list with room to spare: %d new lists, want 1", n)
+	}
+
+	age("")
+	before = lists()
+	if _, err := f.get(client, ids[0], time.Second, time.Time{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists() - before; n != 0 {
+		t.Errorf("nearly stale installation list: %d new lists, want 0 (active droplets can wait)", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // cleanupPoll re-checks a deleting VM in case a watch event is missed.
@@ -25,57 +26,91 @@ const cleanupPoll = 10 * time.Second
 var forceReleasePatch, _ = json.Marshal(map[string]interface{}{
 	"metadata": map[string]interface{}{"annotations": map[string]string{v1alpha1.ForceReleaseAnnotation: "true"}}})
 
-// cleanup runs when a VM is deleted. It deletes the VM's Droplet and Key,
-// whose own finalizers remove them from DigitalOcean, and keeps the VM's
-// finalizer until both are gone. Other finalizers on the VM are not ours to
-// touch. A VM with v1alpha1.ForceReleaseAnnotation passes it on to its
-// Droplet and Key, which then go without deleting anything in DigitalOcean.
-func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachine, error) {
+// cleanup hands a deleted VM to the cleanup queue (see cleanupQueue) and
+// keeps wrangler's remove handler from releasing the finalizer: the queue
+// releases it once cleanUp has seen the Droplet and Key gone.
+func (h *handler) cleanup(key string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachine, error) {
+	h.cleanups.add(key)
+	return vm, generic.ErrSkip
+}
+
+// cleanUp deletes the deleted VM key's Droplet and Key, whose own
+// finalizers remove them from DigitalOcean, and keeps the VM's finalizer
+// until both are gone. Other finalizers on the VM are not ours to touch. A
+// VM with v1alpha1.ForceReleaseAnnotation passes it on to its Droplet and
+// Key, which then go without deleting anything in DigitalOcean. It returns
+// when to look again while they remain.
+func (h *handler) cleanUp(key string) (time.Duration, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return noRecheck, nil
+	}
+	vm, err := h.vms.Cache().Get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		return noRecheck, nil
+	} else if err != nil {
+		return noRecheck, err
+	}
+	if vm.DeletionTimestamp == nil || !hasCleanupFinalizer(vm) {
+		return noRecheck, nil
+	}
+	pending, err := h.deleteChildren(vm)
+	if err != nil {
+		return noRecheck, err
+	}
+	if pending {
+		// The Droplet's and Key's removal queues the VM again; the poll is a
+		// safety net.
+		return cleanupPoll, nil
+	}
+	return noRecheck, h.release(vm)
+}
+
+// deleteChildren deletes what is left of vm's Droplet and Key and says
+// whether anything is left.
+func (h *handler) deleteChildren(vm *hfv1.VirtualMachine) (pending bool, err error) {
 	log := logrus.WithField("vm", vm.Name)
 	force := v1alpha1.ForceReleaseRequested(vm)
-	pending := false
 	// What a force release passes the annotation to, for the VM's Event.
 	var forced []string
 
 	deleting := false
 	left, err := remaining(h.children(vm))
 	if err != nil {
-		return vm, err
+		return true, err
 	}
 	for _, p := range left {
-		c, obj, what := p.child, p.obj, p.what
-		pending = true
-		if force && !v1alpha1.HasForceReleaseAnnotation(obj) {
-			if err := c.patch(forceReleasePatch); err != nil && !apierrors.IsNotFound(err) {
-				return vm, err
+		if force && !v1alpha1.HasForceReleaseAnnotation(p.obj) {
+			if err := p.patch(forceReleasePatch); err != nil && !apierrors.IsNotFound(err) {
+				return true, err
 			}
-			forced = append(forced, what)
+			forced = append(forced, p.what)
 		}
-		if obj.GetDeletionTimestamp() == nil && !h.deleteSent(vm, obj) {
-			if err := c.delete(); err != nil && !apierrors.IsNotFound(err) {
-				return vm, err
+		if p.obj.GetDeletionTimestamp() == nil && !h.deleteSent(vm, p.obj) {
+			if err := p.delete(); err != nil && !apierrors.IsNotFound(err) {
+				return true, err
 			}
 			deleting = true
-			h.noteDeleteSent(vm, obj)
+			h.noteDeleteSent(vm, p.obj)
 		}
 	}
 	if deleting {
 		log.Info("VM deleted; deleting its droplet")
 		h.recorder.Event(vm, corev1.EventTypeNormal, "Deleting", "deleting the DigitalOcean droplet and key")
 	}
-
 	if len(forced) > 0 {
 		message := fmt.Sprintf("%s is set: releasing the VM's Droplet and Key without deleting in DigitalOcean; %s may still exist there and bill",
 			v1alpha1.ForceReleaseAnnotation, strings.Join(forced, " and "))
 		log.Warn(message)
 		h.recorder.Event(vm, corev1.EventTypeWarning, v1alpha1.ForceReleased, message)
 	}
+	return len(left) > 0, nil
+}
 
-	if pending {
-		// The Droplet's and Key's removal re-enqueues the VM; the poll is a safety net.
-		h.vms.EnqueueAfter(vm.Namespace, vm.Name, cleanupPoll)
-		return vm, generic.ErrSkip
-	}
+// release deletes the VM's key pair and token Secrets and removes its
+// finalizer, once its Droplet and Key are gone.
+func (h *handler) release(vm *hfv1.VirtualMachine) error {
+	log := logrus.WithField("vm", vm.Name)
 	// Only now may the token go; the key pair is useless without the droplet.
 	// Garbage collection would get them too, but not while another
 	// controller's finalizer keeps the VM.
@@ -87,19 +122,26 @@ func (h *handler) cleanup(_ string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachi
 			continue
 		}
 		if err := h.secrets.Delete(vm.Namespace, name, nil); err != nil && !apierrors.IsNotFound(err) {
-			return vm, err
+			return err
 		}
+	}
+	released := vm.DeepCopy()
+	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool { return f == cleanupFinalizer })
+	// Sent from the cached VM's resourceVersion: a stale copy conflicts and
+	// is tried again, never writes old finalizers back.
+	if _, err := h.updateWithOwnSpec(released); err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
 	h.patchedFrom.Delete(vm.UID)
 	h.deletesSent.Delete(vm.UID)
-	if force {
+	if v1alpha1.ForceReleaseRequested(vm) {
 		// The Droplet's and Key's own ForceReleased Events name what is left.
 		log.Warn("Droplet and Key released by force; releasing VM")
-		return vm, nil
+		return nil
 	}
 	log.Info("droplet and key are gone from DigitalOcean; releasing VM")
 	h.recorder.Event(vm, corev1.EventTypeNormal, "Deleted", "DigitalOcean droplet and key deleted")
-	return vm, nil
+	return nil
 }
 
 // child is a Droplet or Key the VM waits for.

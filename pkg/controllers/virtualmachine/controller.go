@@ -4,6 +4,7 @@ package virtualmachine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,8 @@ type Options struct {
 	// ConfigErrorGrace is how long an invalid config may wait for a fix
 	// before the VM is reported failed (DefaultConfigErrorGrace when zero).
 	ConfigErrorGrace time.Duration
+	// CleanupWorkers run deleting VMs' cleanups (1 when less).
+	CleanupWorkers int
 	// DeleteTainted deletes a tainted VM, as Gargantua's own provisioner
 	// does with its VMs, so its droplet stops billing.
 	DeleteTainted bool
@@ -45,6 +48,8 @@ type handler struct {
 	// patchedFrom holds, by VM UID, the resourceVersions of the cached VMs
 	// this handler's last patches were sent from ([]string).
 	patchedFrom sync.Map
+	// cleanups runs deleting VMs' cleanups off the VM queue.
+	cleanups *cleanupQueue
 	// deletesSent holds, by VM UID, the UIDs of the deleting VM's Droplet
 	// and Key this handler deleted ([]types.UID).
 	deletesSent sync.Map
@@ -68,6 +73,8 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 		ctx: ctx, opts: opts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
 		secrets: secrets, droplets: droplets, keys: keys, pools: pools.Cache(), recorder: recorder,
 	}
+	h.cleanups = startCleanupQueue(ctx, h, opts.CleanupWorkers,
+		vms.Informer().HasSynced, droplets.Informer().HasSynced, keys.Informer().HasSynced, secrets.Informer().HasSynced)
 
 	// The cleanup handler goes first: handlers run in this order, each on
 	// what the one before returned, so the generating handler gets the VM
@@ -110,13 +117,12 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 }
 
 func hasCleanupFinalizer(vm *hfv1.VirtualMachine) bool {
-	for _, f := range vm.Finalizers {
-		if f == "wrangler.cattle.io/"+CleanupHandlerName {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(vm.Finalizers, cleanupFinalizer)
 }
+
+// cleanupFinalizer is the finalizer wrangler's remove handler names after
+// CleanupHandlerName.
+const cleanupFinalizer = "wrangler.cattle.io/" + CleanupHandlerName
 
 // retrySoon is how long to wait for a just-applied object to reach the cache.
 const retrySoon = time.Second
