@@ -129,11 +129,18 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool { return f == cleanupFinalizer })
 	// Sent from the cached VM's resourceVersion: a stale copy conflicts and
 	// is tried again, never writes old finalizers back.
-	if _, err := h.updateWithOwnSpec(released); err != nil && !apierrors.IsNotFound(err) {
+	_, err := h.updateWithOwnSpec(released)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	h.patchedFrom.Delete(vm.UID)
 	h.deletesSent.Delete(vm.UID)
+	if err != nil {
+		// Gone: released already, by this queue's previous pass (a cache
+		// lagging that release sent the VM here again) or by Gargantua
+		// stripping every finalizer. That pass's log line and Event stand.
+		return nil
+	}
 	if v1alpha1.ForceReleaseRequested(vm) {
 		// The Droplet's and Key's own ForceReleased Events name what is left.
 		log.Warn("Droplet and Key released by force; releasing VM")
