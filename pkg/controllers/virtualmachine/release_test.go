@@ -31,7 +31,9 @@ func (f *patchOnlyVMs) Patch(_, _ string, _ types.PatchType, _ []byte, _ ...stri
 }
 
 // noSecrets has no Secret cached.
-type noSecrets struct{ corecontrollers.SecretController }
+type noSecrets struct {
+	corecontrollers.SecretController
+}
 
 type noSecretCache struct{ corecontrollers.SecretCache }
 
