@@ -105,6 +105,9 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	return h.opts.BootResync, nil
 }
 
+// ReasonCreating: the create is on record and about to be sent (recordIntent).
+const ReasonCreating = "Creating"
+
 // reasonCreateUnconfirmed: a create got no answer, or a 5xx.
 const reasonCreateUnconfirmed = "CreateUnconfirmed"
 
@@ -192,7 +195,7 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch, bootTag string) error
 	// From here on the create may reach DigitalOcean.
 	intent.Status.NotCreated = false
 	events.MarkConfigValid(intent)
-	events.SetCondition(intent, v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")
+	events.SetCondition(intent, v1alpha1.Created, false, ReasonCreating, "creating the droplet in DigitalOcean")
 	StampState(intent)
 	updated, err := h.droplets.UpdateStatus(intent)
 	if err != nil {

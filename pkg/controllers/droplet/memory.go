@@ -141,6 +141,12 @@ func (m *memory) heldEvents(d *v1alpha1.Droplet, recorder record.EventRecorder) 
 	return v.(*events.Buffer)
 }
 
+// holdsEvents: Events are held for d's status write.
+func (m *memory) holdsEvents(d *v1alpha1.Droplet) bool {
+	_, ok := m.held.Load(d.UID)
+	return ok
+}
+
 // takeHeld removes and returns the Events held for d's status write.
 func (m *memory) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
 	v, ok := m.held.LoadAndDelete(d.UID)

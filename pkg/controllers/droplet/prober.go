@@ -85,6 +85,15 @@ func (p *prober) run(key string, target sshprobe.Target) {
 	p.enqueue(key)
 }
 
+// inFlightFor: an attempt for key started less than d ago and has not
+// finished (it re-queues the droplet when it does).
+func (p *prober) inFlightFor(key string, d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.states[key]
+	return s != nil && s.running && time.Since(s.started) < d
+}
+
 // forget drops key's attempts: it is reachable, or gone.
 func (p *prober) forget(key string) {
 	p.mu.Lock()

@@ -24,7 +24,7 @@ var stateRules = statecolumn.Rules{
 		v1alpha1.Configured, v1alpha1.KeyPair, v1alpha1.Created, v1alpha1.Ready, v1alpha1.Reachable,
 	},
 	OnTheWay: map[condition.Cond][]string{
-		v1alpha1.Created:   {"Creating"},
+		v1alpha1.Created:   {ReasonCreating},
 		v1alpha1.Ready:     {"Booting"},
 		v1alpha1.Reachable: {sshprobe.ReasonUnreachable, sshprobe.ReasonCloudInitRunning},
 	},

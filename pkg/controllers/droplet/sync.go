@@ -70,7 +70,28 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	if err != nil {
 		return h.finish(orig, d, err)
 	}
+	if firstLookChangedNothing(orig, d, requeue) || h.firstLoginUnderWay(orig, d) {
+		// A write in a moment records this pass's findings too (see each):
+		// writing now as well cost a write, and a pass of the VM, per VM of
+		// a flood.
+		h.droplets.EnqueueAfter(d.Namespace, d.Name, requeue)
+		return orig, nil
+	}
 	return h.finish(orig, d, nil, requeue)
+}
+
+// firstLookWriteWait is the longest wait for a create before which a new
+// Droplet's first pass, having found nothing to record, leaves its state
+// unwritten: a Droplet that waits longer shows it waits.
+const firstLookWriteWait = time.Second
+
+// firstLookChangedNothing: d, never written by this controller (no state),
+// is unchanged by its pass, which looks again within firstLookWriteWait. It
+// is about to be created, and its intent write (recordIntent) records its
+// state and valid config.
+func firstLookChangedNothing(orig, d *v1alpha1.Droplet, requeue time.Duration) bool {
+	return orig.Status.State == "" && d.Status.DropletID == 0 && requeue > 0 && requeue <= firstLookWriteWait &&
+		equality.Semantic.DeepEqual(orig.Status, d.Status)
 }
 
 // finish writes a changed status, schedules the next look and passes on err.
@@ -186,4 +207,19 @@ func (h *handler) takeHeld(d *v1alpha1.Droplet) *events.Buffer {
 		return held
 	}
 	return events.NewBuffer(h.recorder)
+}
+
+// firstLoginWait bounds how long the write of a droplet's activity waits for
+// its first login check: each pass meanwhile reads the droplet again, and a
+// read may cost a list.
+const firstLoginWait = time.Second
+
+// firstLoginUnderWay: d's droplet turned active in this pass, and the first
+// login check has run for less than firstLoginWait without a result. The
+// pass its result brings (the prober re-queues the Droplet) finds the
+// droplet active again and writes both at once. Only while no Event waits
+// for the write: the next pass would record it again.
+func (h *handler) firstLoginUnderWay(orig, d *v1alpha1.Droplet) bool {
+	return !v1alpha1.Ready.IsTrue(orig) && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.GetStatus(d) == "" &&
+		h.prober != nil && h.prober.inFlightFor(objectKey(d), firstLoginWait) && !h.mem.holdsEvents(d)
 }

@@ -3,6 +3,7 @@
 package related
 
 import (
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
@@ -14,6 +15,18 @@ import (
 // a thousand booting droplets re-read every second, it re-ran the VM handler
 // thousands of times a second for nothing.
 func OnWrite(informer cache.SharedIndexInformer, handle func(namespace, name string)) {
+	OnChange(informer, func(obj any) any {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil
+		}
+		return m.GetResourceVersion()
+	}, handle)
+}
+
+// OnChange is OnWrite for dependents that read only part of an object:
+// an update calls handle only when view, the part they read, differs.
+func OnChange(informer cache.SharedIndexInformer, view func(obj any) any, handle func(namespace, name string)) {
 	call := func(obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -25,9 +38,7 @@ func OnWrite(informer cache.SharedIndexInformer, handle func(namespace, name str
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: call,
 		UpdateFunc: func(old, obj any) {
-			before, err1 := meta.Accessor(old)
-			after, err2 := meta.Accessor(obj)
-			if err1 != nil || err2 != nil || before.GetResourceVersion() != after.GetResourceVersion() {
+			if !equality.Semantic.DeepEqual(view(old), view(obj)) {
 				call(obj)
 			}
 		},

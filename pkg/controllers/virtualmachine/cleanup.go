@@ -134,6 +134,7 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 		return err
 	}
 	h.patchedFrom.Delete(vm.UID)
+	h.applied.Delete(vm.UID)
 	h.deletesSent.Delete(vm.UID)
 	if err != nil {
 		// Gone: released already, by this queue's previous pass (a cache

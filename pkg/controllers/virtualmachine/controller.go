@@ -48,6 +48,9 @@ type handler struct {
 	// patchedFrom holds, by VM UID, the resourceVersions of the cached VMs
 	// this handler's last patches were sent from ([]string).
 	patchedFrom sync.Map
+	// applied holds, by VM UID, when objects the cache lacked were last
+	// handed to apply (time.Time; see awaitingCache).
+	applied sync.Map
 	// cleanups runs deleting VMs' cleanups off the VM queue.
 	cleanups *cleanupQueue
 	// deletesSent holds, by VM UID, the UIDs of the deleting VM's Droplet

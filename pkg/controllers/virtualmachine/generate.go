@@ -100,7 +100,7 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 		log.WithError(err).Warn("updating VM")
 		return objs, status, err
 	}
-	if h.inPlace(vm, objs) {
+	if h.inPlace(vm, objs) || h.awaitingCache(vm, objs) {
 		return nil, status, generic.ErrSkip
 	}
 	return objs, status, nil

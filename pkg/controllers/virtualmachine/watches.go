@@ -57,7 +57,7 @@ func registerWatches(ctx context.Context,
 	relatedresource.Watch(ctx, "vm-from-template", vmsIndexedBy(byTemplate), vms, templates)
 
 	// The Droplet and Key carry their VM's name.
-	related.OnWrite(droplets.Informer(), vms.Enqueue)
+	related.OnChange(droplets.Informer(), viewOfDroplet, vms.Enqueue)
 	related.OnWrite(keys.Informer(), vms.Enqueue)
 
 	// The key-pair Secret, also when it is deleted or restored by hand (a
@@ -73,7 +73,9 @@ func registerWatches(ctx context.Context,
 		return []relatedresource.Key{relatedresource.NewKey(namespace, vmName)}, nil
 	}, vms, secrets)
 
-	// A token Secret that appears may fix VMs whose config is waiting for it.
+	// A token Secret that appears may fix VMs whose config is waiting for it
+	// (Configured=False). Not the Droplets with no verdict yet: those of a
+	// flood would all be re-run for each VM's new Secret.
 	dropletCache := droplets.Cache()
 	relatedresource.Watch(ctx, "vm-from-token-secret", func(namespace, _ string, obj runtime.Object) ([]relatedresource.Key, error) {
 		if obj == nil {
@@ -85,7 +87,7 @@ func registerWatches(ctx context.Context,
 		}
 		var out []relatedresource.Key
 		for _, d := range waiting {
-			if !v1alpha1.Configured.IsTrue(d) {
+			if v1alpha1.Configured.IsFalse(d) {
 				out = append(out, relatedresource.NewKey(d.Namespace, d.Spec.VirtualMachine))
 			}
 		}
