@@ -17,8 +17,8 @@ const applyLag = 2 * time.Second
 // of vm that the cache still lacks. Apply is creating them; applying again
 // before the watch brings them sends a create that fails as a duplicate,
 // then a read and a patch. In floods of 1,000 VMs that happened to a fifth
-// to a quarter of them. The objects' watch handles the VM again when they arrive; the
-// re-queue covers a create that failed.
+// to a quarter of them. The objects' watch handles the VM again when they
+// arrive; the re-queue covers a create that failed.
 func (h *handler) awaitingCache(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 	if !h.anyUncached(vm.Namespace, objs) {
 		h.applied.Delete(vm.UID)
