@@ -97,10 +97,8 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 			targets.add(found.ID)
 		}
 	}
-	if !h.alreadyReaped(d, targets) {
-		if err := targets.send(ctx, client); err != nil {
-			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
-		}
+	if err := h.send(ctx, client, targets); err != nil {
+		return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 	}
 	h.forget(d)
 	if d.DeletionTimestamp != nil {

@@ -10,10 +10,11 @@ import (
 )
 
 // deleteTargets is what deleting a VM's droplets in DigitalOcean takes: the
-// droplet ids on record, and the VM's UID tag when its droplet was created
-// on its own (a multi-create's droplets carry their batch's tag instead).
-// The tag also catches a create that reached DigitalOcean without its
-// answer reaching us, and any second droplet, should one ever exist.
+// droplet ids on record, and the VM's UID tag while the outcome of a single
+// create is unknown (sent, its answer not in): the tag is then the only way
+// to find what that create made. A droplet whose ID is known goes by ID,
+// alone or in a batch (deletebatch.go); the orphan sweep is the last line
+// of defence for anything else carrying our tags.
 type deleteTargets struct {
 	ids []int
 	tag string
@@ -26,57 +27,49 @@ type deleteTargets struct {
 func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
 	var t deleteTargets
 	uid := vmUID(d)
-	if uid != "" && d.Status.CreateBatch == "" {
+	createdID, createdHere := h.mem.createdID(d)
+	answered := createdHere || (v1alpha1.Created.IsTrue(d) && d.Status.DropletID != 0)
+	if uid != "" && d.Status.CreateBatch == "" && !answered {
 		t.tag = digitalocean.VMTag(uid)
 	}
-	// Created here on its own, the status's droplet carries the tag; adopted,
-	// it may be an earlier multi-create's.
-	taggedStatus := t.tag != "" && v1alpha1.Created.GetReason(d) == "Created"
-	t.addCovered(d.Status.DropletID, taggedStatus)
-	if id, ok := h.mem.createdID(d); ok {
-		// Recorded by markCreated: a single create when the intent named no batch.
-		t.addCovered(id, t.tag != "")
-	}
+	t.add(d.Status.DropletID)
+	t.add(createdID)
 	t.add(knownDropletID(h.vmOf(d)))
 	return t
 }
 
-func (t *deleteTargets) add(id int) { t.addCovered(id, false) }
-
-func (t *deleteTargets) addCovered(id int, byTag bool) {
+func (t *deleteTargets) add(id int) {
 	if id == 0 || slices.Contains(t.ids, id) {
 		return
 	}
 	t.ids = append(t.ids, id)
-	if !byTag {
-		t.byID = append(t.byID, id)
-	}
+	t.byID = append(t.byID, id)
 }
 
-// alreadyReaped: the reaper deleted exactly these targets of d's VM.
-func (h *handler) alreadyReaped(d *v1alpha1.Droplet, t deleteTargets) bool {
-	reaped, ok := h.mem.reapedTargets(d)
-	return ok && reaped.equal(t)
+// settled: DigitalOcean confirmed every target deleted already (the reaper,
+// a batch or another cleanup sent it), so nothing is left to send.
+func (t deleteTargets) settled(m *memory) bool {
+	return t.tag == "" && len(t.ids) > 0 && !slices.ContainsFunc(t.ids, func(id int) bool { return !m.isGone(id) })
 }
 
-func (t deleteTargets) equal(o deleteTargets) bool {
-	a, b := slices.Sorted(slices.Values(t.ids)), slices.Sorted(slices.Values(o.ids))
-	return t.tag == o.tag && slices.Equal(a, b)
-}
-
-// send deletes every target. DigitalOcean's 204 means the droplet is being
+// send deletes every target DigitalOcean has not confirmed deleted yet, and
+// remembers what it confirms. DigitalOcean's 204 means the droplet is being
 // destroyed (it is gone for GET at once, though lists show it a moment
 // longer), and a 404 that it is gone already: neither needs a second look.
-func (t deleteTargets) send(ctx context.Context, client *godo.Client) error {
+func (h *handler) send(ctx context.Context, client *godo.Client, t deleteTargets) error {
 	if t.tag != "" {
 		if _, err := client.Droplets.DeleteByTag(ctx, t.tag); err != nil && !digitalocean.IsNotFound(err) {
 			return err
 		}
 	}
 	for _, id := range t.byID {
+		if h.mem.isGone(id) {
+			continue
+		}
 		if _, err := client.Droplets.Delete(ctx, id); err != nil && !digitalocean.IsNotFound(err) {
 			return err
 		}
+		h.mem.noteGone(id)
 	}
 	return nil
 }

@@ -65,19 +65,20 @@ func deletingDroplet(uid types.UID, id int, batch, createdReason string) *v1alph
 	return d
 }
 
-func TestDeleteTargetsOfSingleCreateUseTheVMTagOnce(t *testing.T) {
+func TestDeleteTargetsOfAnUnansweredCreateUseTheVMTag(t *testing.T) {
 	do, client, h := newDeleteWorld(t)
 	tag := digitalocean.VMTag("uid-1")
-	id := outOfBand(do, "vm", tag)
-	// A create whose answer was lost: same tag, id never recorded.
+	// A create whose answer was lost: DigitalOcean made it, its ID was never recorded.
 	outOfBand(do, "vm", tag)
 	outOfBand(do, "other", digitalocean.VMTag("uid-2"))
+	d := deletingDroplet("uid-1", 0, "", "Creating")
+	v1alpha1.Created.False(d)
 
-	targets := h.deleteTargets(deletingDroplet("uid-1", id, "", "Created"))
+	targets := h.deleteTargets(d)
 	if targets.tag != tag || len(targets.byID) != 0 {
 		t.Fatalf("targets = %+v, want the tag %s and nothing by id", targets, tag)
 	}
-	if err := targets.send(context.Background(), client); err != nil {
+	if err := h.send(context.Background(), client, targets); err != nil {
 		t.Fatal(err)
 	}
 	left := do.Droplets(deleteToken)
@@ -90,40 +91,42 @@ func TestDeleteTargetsOfSingleCreateUseTheVMTagOnce(t *testing.T) {
 	}
 }
 
-func TestDeleteTargetsOfBatchAndAdoptedDropletsGoByID(t *testing.T) {
+func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 	do, client, h := newDeleteWorld(t)
+	single := outOfBand(do, "single", digitalocean.VMTag("uid-1"))
 	batch := digitalocean.BatchTag("b1")
-	batchID := outOfBand(do, "vm", batch)
-	adoptedID := outOfBand(do, "adopted", digitalocean.BatchTag("b0"))
-
-	batchTargets := h.deleteTargets(deletingDroplet("uid-1", batchID, batch, "Created"))
-	if batchTargets.tag != "" || len(batchTargets.byID) != 1 {
-		t.Fatalf("multi-created: targets = %+v, want its id alone (it has no VM tag)", batchTargets)
+	multi := outOfBand(do, "multi", batch)
+	adopted := outOfBand(do, "adopted", digitalocean.BatchTag("b0"))
+	claimed := outOfBand(do, "claimed", digitalocean.VMTag("uid-4"))
+	all := map[string]deleteTargets{
+		"single-created": h.deleteTargets(deletingDroplet("uid-1", single, "", "Created")),
+		"multi-created":  h.deleteTargets(deletingDroplet("uid-2", multi, batch, "Created")),
+		"adopted":        h.deleteTargets(deletingDroplet("uid-3", adopted, "", "Adopted")),
+		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", ReasonClaimedFromPool)),
 	}
-	// Adopted from an earlier Droplet's multi-create: by id, and the tag for what a lost create left.
-	adopted := h.deleteTargets(deletingDroplet("uid-2", adoptedID, "", "Adopted"))
-	if adopted.tag == "" || len(adopted.byID) != 1 {
-		t.Fatalf("adopted: targets = %+v, want its id and the VM tag", adopted)
-	}
-	for _, targets := range []deleteTargets{batchTargets, adopted, batchTargets} {
-		// The last one is gone already: DigitalOcean's 404 counts as done.
-		if err := targets.send(context.Background(), client); err != nil {
+	for name, targets := range all {
+		if targets.tag != "" || len(targets.byID) != 1 || !targets.batchable() {
+			t.Errorf("%s: targets = %+v, want its ID alone, batchable", name, targets)
+		}
+		if err := h.send(context.Background(), client, targets); err != nil {
 			t.Fatal(err)
+		}
+		if !targets.settled(&h.mem) {
+			t.Errorf("%s: not settled once DigitalOcean confirmed its delete", name)
 		}
 	}
 	if left := do.Droplets(deleteToken); len(left) != 0 {
 		t.Errorf("left at DigitalOcean: %v", left)
 	}
-}
-
-func TestDeleteTargetsEqualIgnoresOrder(t *testing.T) {
-	a := deleteTargets{ids: []int{1, 2}, tag: "t"}
-	if !a.equal(deleteTargets{ids: []int{2, 1}, tag: "t"}) {
-		t.Error("same ids in another order are not equal")
+	// Sent again (another cleanup of the same droplets): nothing goes.
+	do.ResetRequests()
+	for _, targets := range all {
+		if err := h.send(context.Background(), client, targets); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// A droplet that appeared after the reaper's delete must be deleted again.
-	if a.equal(deleteTargets{ids: []int{1, 2, 3}, tag: "t"}) || a.equal(deleteTargets{ids: []int{1, 2}}) {
-		t.Error("different targets are equal")
+	if counts := do.RequestCounts(); len(counts) != 0 {
+		t.Errorf("deletes confirmed already were sent again: %v", counts)
 	}
 }
 

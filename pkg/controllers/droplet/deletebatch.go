@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +40,8 @@ const (
 // a new batch under a new tag.
 //
 // It runs in its own goroutine per token; no handler waits for it. What it
-// deleted it records as reaped, so the Droplet's cleanup sends nothing
-// again and releases the finalizer; until then that cleanup waits
+// deleted it records as gone (memory), so the Droplet's cleanup sends
+// nothing again and releases the finalizer; until then that cleanup waits
 // (pending), and an entry that keeps failing is handed back to it.
 type deleteBatcher struct {
 	h       *handler
@@ -71,8 +72,9 @@ func newDeleteBatcher(h *handler) *deleteBatcher {
 		queues: map[*godo.Client]*deleteQueue{}, pending: map[string]bool{}}
 }
 
-// batchable: targets are droplet IDs alone. A droplet created on its own
-// goes by its VM's tag, which also catches a create whose answer was lost.
+// batchable: targets are droplet IDs alone, as they are for every droplet
+// whose ID is known, however it was made. A create whose answer is not in
+// goes by its VM's tag, in the Droplet's cleanup.
 func (t deleteTargets) batchable() bool { return t.tag == "" && len(t.byID) > 0 }
 
 // add queues d's targets for client's next batch, once per VM.
@@ -193,12 +195,17 @@ func (b *deleteBatcher) done(e *deleteEntry) {
 // a failure (0: go on).
 func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Duration {
 	batch = b.recheck(batch)
-	if len(batch) == 0 {
-		return 0
-	}
 	var ids []int
 	for _, e := range batch {
 		ids = append(ids, e.targets.byID...)
+	}
+	ids = slices.DeleteFunc(ids, b.h.mem.isGone)
+	if len(ids) == 0 {
+		// Deleted by another path (a cleanup, a pool member's) meanwhile.
+		for _, e := range batch {
+			b.reaped(e, "deleted in DigitalOcean already")
+		}
+		return 0
 	}
 	ctx, cancel := digitalocean.CallContext(b.h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
@@ -210,6 +217,7 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 	backoffKey := fmt.Sprintf("%p", client)
 	switch {
 	case err == nil:
+		b.h.mem.noteGone(ids...)
 		metrics.DeleteBatches.Inc()
 		metrics.DeleteBatchDroplets.Observe(float64(len(ids)))
 		for _, e := range batch {
@@ -224,7 +232,7 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 		metrics.DeleteBatchFallbacks.Inc()
 		var failed []*deleteEntry
 		for _, e := range batch {
-			if err = e.targets.send(ctx, client); err != nil {
+			if err = b.h.send(ctx, client, e.targets); err != nil {
 				failed = append(failed, e)
 				continue
 			}
@@ -240,9 +248,8 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 	return b.backoff.Delay(backoffKey, f)
 }
 
-// reaped records e's targets as the reaper's, so the cleanup sends nothing again.
+// reaped ends e's stay once DigitalOcean confirmed its droplets deleted.
 func (b *deleteBatcher) reaped(e *deleteEntry, how string) {
-	b.h.mem.noteReaped(e.d, e.targets)
 	logFor(e.d).WithField("droplet", e.d.Status.DropletID).Info("VM deleted; droplet " + how)
 	b.done(e)
 }

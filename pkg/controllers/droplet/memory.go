@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -17,8 +18,10 @@ import (
 // forget clears a going Droplet's entries, except two:
 //   - a multi-create's claim, which its sender releases once the answer is
 //     in (the cleanup waits for that);
-//   - what the reaper deleted, kept until the VM itself is gone (vmGone): a
-//     VM update after its Droplet's cleanup must not send the delete again.
+//   - the droplets DigitalOcean confirmed deleted (gone), kept for
+//     goneMemory whatever becomes of their Droplet or VM: the reaper, the
+//     batcher and every cleanup (the VM's Droplet's, a pool member's) read
+//     it, so that each droplet gets one delete.
 //
 // A new kind of entry gets its named operations here, and a line in forget
 // unless it must outlive the Droplet like the two above.
@@ -40,8 +43,11 @@ type memory struct {
 	// cached copy from before that write is not taken for a Droplet that
 	// still needs its droplet.
 	recorded sync.Map
-	// reaped: the deleteTargets the reaper deleted, by VM UID.
-	reaped sync.Map
+	// gone: when DigitalOcean confirmed each droplet deleted (a 204, or a
+	// 404: gone already), by droplet ID.
+	gone sync.Map
+	// gonePruned is when gone last dropped its old entries (time.Time).
+	gonePruned atomic.Value
 	// held: the Events of the pass under way, by Droplet UID, until its
 	// status write succeeds.
 	held sync.Map
@@ -119,20 +125,35 @@ func (m *memory) isRecorded(d *v1alpha1.Droplet) bool {
 	return ok
 }
 
-// noteReaped remembers the targets the reaper deleted for d's VM.
-func (m *memory) noteReaped(d *v1alpha1.Droplet, t deleteTargets) { m.reaped.Store(vmUID(d), t) }
+// goneMemory is how long a confirmed delete is remembered: far longer
+// than the reaper, a batch and the cleanups of one VM take between them,
+// short enough that a year of droplets never piles up.
+const goneMemory = time.Hour
 
-// reapedTargets are the targets the reaper deleted for d's VM.
-func (m *memory) reapedTargets(d *v1alpha1.Droplet) (deleteTargets, bool) {
-	t, ok := m.reaped.Load(vmUID(d))
-	if !ok {
-		return deleteTargets{}, false
+// noteGone remembers that DigitalOcean confirmed droplets ids deleted.
+func (m *memory) noteGone(ids ...int) {
+	now := time.Now()
+	for _, id := range ids {
+		m.gone.Store(id, now)
 	}
-	return t.(deleteTargets), true
+	if last, ok := m.gonePruned.Load().(time.Time); ok && now.Sub(last) < goneMemory/4 {
+		return
+	}
+	m.gonePruned.Store(now)
+	m.gone.Range(func(id, at any) bool {
+		if now.Sub(at.(time.Time)) > goneMemory {
+			m.gone.Delete(id)
+		}
+		return true
+	})
 }
 
-// vmGone drops what the reaper deleted for the VM of UID vmUID.
-func (m *memory) vmGone(vmUID string) { m.reaped.Delete(vmUID) }
+// isGone: DigitalOcean confirmed droplet id deleted; nothing may send its
+// delete again.
+func (m *memory) isGone(id int) bool {
+	_, ok := m.gone.Load(id)
+	return ok
+}
 
 // heldEvents are the Events held for d's status write, a new buffer for
 // recorder if none are held yet.

@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"testing"
+	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -9,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-func TestForgetClearsAllButTheClaimAndWhatWasReaped(t *testing.T) {
+func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 	var m memory
 	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", UID: "droplet-uid", Generation: 1}}
 	d.Spec.Tags = []string{digitalocean.VMTag("vm-uid")}
@@ -21,7 +22,7 @@ func TestForgetClearsAllButTheClaimAndWhatWasReaped(t *testing.T) {
 	m.noteRecorded(d)
 	m.heldEvents(d, record.NewFakeRecorder(1))
 	m.claim(d, "batch")
-	m.noteReaped(d, deleteTargets{ids: []int{42}})
+	m.noteGone(42)
 
 	m.forget(d)
 	if _, ok := m.createdID(d); ok {
@@ -43,13 +44,19 @@ func TestForgetClearsAllButTheClaimAndWhatWasReaped(t *testing.T) {
 	if !m.inBatch(d) {
 		t.Error("forget released a multi-create's claim while it is sending")
 	}
-	// Kept until the VM is gone, so a later VM update sends nothing again.
-	if _, ok := m.reapedTargets(d); !ok {
-		t.Error("forget dropped what the reaper deleted before the VM is gone")
+	// Kept whatever becomes of the Droplet, so no other path deletes it again.
+	if !m.isGone(42) {
+		t.Error("forget dropped a delete DigitalOcean confirmed")
 	}
-	m.vmGone("vm-uid")
-	if _, ok := m.reapedTargets(d); ok {
-		t.Error("what the reaper deleted outlived the VM")
+}
+
+func TestConfirmedDeletesAreDroppedAfterGoneMemory(t *testing.T) {
+	var m memory
+	m.gone.Store(1, time.Now().Add(-goneMemory-time.Minute))
+	m.gone.Store(2, time.Now().Add(-goneMemory/2))
+	m.noteGone(3)
+	if m.isGone(1) || !m.isGone(2) || !m.isGone(3) {
+		t.Errorf("gone 1 %v, 2 %v, 3 %v; want only the entry older than %v dropped", m.isGone(1), m.isGone(2), m.isGone(3), goneMemory)
 	}
 }
 

@@ -43,9 +43,6 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    r.enqueue,
 			UpdateFunc: func(_, obj any) { r.enqueue(obj) },
-			// What was reaped is remembered until the VM is gone: a VM update
-			// after its Droplet's cleanup must not send (and log) it again.
-			DeleteFunc: func(obj any) { h.mem.vmGone(vmUIDOf(obj)) },
 		},
 	})
 	go func() {
@@ -55,18 +52,6 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 	for range reaperWorkers {
 		go r.run(ctx)
 	}
-}
-
-// vmUIDOf is the UID of a VM from an informer's delete event, "" if unknown.
-func vmUIDOf(obj any) string {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	return string(m.GetUID())
 }
 
 func beingDeleted(obj any) bool {
@@ -119,8 +104,8 @@ func (r *reaper) reap(key string) time.Duration {
 		return 0
 	}
 	targets := h.deleteTargets(d)
-	if h.alreadyReaped(d, targets) {
-		return 0
+	if targets.settled(&h.mem) {
+		return 0 // a VM update after the delete: nothing more to send or log
 	}
 	client, err := h.client(d)
 	if err != nil {
@@ -133,12 +118,11 @@ func (r *reaper) reap(key string) time.Duration {
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	log := logrus.WithField("vm", vm.Name)
-	if err := targets.send(ctx, client); err != nil {
+	if err := h.send(ctx, client, targets); err != nil {
 		f := digitalocean.Classify(err)
 		log.WithField("reason", f.Reason).Info("early droplet delete failed; retrying: " + f.Message)
 		return f.RetryAfter
 	}
-	h.mem.noteReaped(d, targets)
 	log.WithField("droplet", d.Status.DropletID).Info("VM deleted; droplet deleted in DigitalOcean")
 	return 0
 }

@@ -27,6 +27,10 @@ type account struct {
 	vpcs     map[string]string // region slug -> default VPC uuid
 	tags     map[string]bool   // made by POST /v2/tags (droplets' own tags exist too)
 	tagged   []TagResourcesRecord
+	deletes  []DeleteRecord
+	// deletedTags are the tags each deleted droplet carried, kept after
+	// purge so that a later delete naming it is still told apart.
+	deletedTags map[int][]string
 }
 
 // TokenHash is the non-reversible token identifier used in RequestRecord,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,9 +147,15 @@ func (s *Server) deleteDroplet(c *call) reply {
 	defer acc.mu.Unlock()
 	d := acc.droplets[id]
 	if d == nil || d.deleted() {
+		var gone []int
+		if _, ok := acc.deletedTags[id]; ok {
+			gone = []int{id}
+		}
+		acc.recordDelete(c, RouteDeleteDroplet, "", nil, gone, http.StatusNotFound)
 		return notFound()
 	}
 	acc.markDeleted(d, c.now)
+	acc.recordDelete(c, RouteDeleteDroplet, "", []int{id}, nil, http.StatusNoContent)
 	return reply{status: http.StatusNoContent}
 }
 
@@ -160,11 +167,15 @@ func (s *Server) deleteDropletsByTag(c *call) reply {
 	acc := c.acc
 	acc.mu.Lock()
 	defer acc.mu.Unlock()
+	gone := acc.goneWithTag(tag)
+	var deleted []int
 	for _, id := range acc.order {
 		if d := acc.droplets[id]; !d.deleted() && d.hasTag(tag) {
 			acc.markDeleted(d, c.now)
+			deleted = append(deleted, id)
 		}
 	}
+	acc.recordDelete(c, RouteDeleteDropletsByTag, tag, deleted, gone, http.StatusNoContent)
 	return reply{status: http.StatusNoContent}
 }
 
@@ -172,6 +183,10 @@ func (s *Server) deleteDropletsByTag(c *call) reply {
 // until purge runs after the delete lag. Caller holds acc.mu.
 func (acc *account) markDeleted(d *droplet, now time.Time) {
 	d.deletedAt = now
+	if acc.deletedTags == nil {
+		acc.deletedTags = map[int][]string{}
+	}
+	acc.deletedTags[d.id] = slices.Clone(d.tags)
 	d.halt()
 	acc.live--
 }

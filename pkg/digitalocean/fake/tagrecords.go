@@ -14,6 +14,7 @@ type TagResourcesRecord struct {
 	Time       time.Time // server clock when the request arrived
 	Tag        string
 	DropletIDs []int // as named; an ID that is no number is left out
+	Gone       []int // those of DropletIDs deleted before this request
 	Status     int   // the handler's answer; 204 once applied
 }
 
@@ -24,7 +25,7 @@ func (s *Server) TagResourcesRecords(token string) []TagResourcesRecord {
 	s.withAccount(token, func(acc *account) {
 		out = make([]TagResourcesRecord, len(acc.tagged))
 		for i, r := range acc.tagged {
-			r.DropletIDs = slices.Clone(r.DropletIDs)
+			r.DropletIDs, r.Gone = slices.Clone(r.DropletIDs), slices.Clone(r.Gone)
 			out[i] = r
 		}
 	})
@@ -38,6 +39,9 @@ func (acc *account) recordTagResources(c *call, tag string, req tagResourcesRequ
 	for _, res := range req.Resources {
 		if id, err := strconv.Atoi(res.ID); err == nil && res.Type == "droplet" {
 			r.DropletIDs = append(r.DropletIDs, id)
+			if _, gone := acc.deletedTags[id]; gone {
+				r.Gone = append(r.Gone, id)
+			}
 		}
 	}
 	acc.tagged = append(acc.tagged, r)
