@@ -210,7 +210,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
 		SSHPort: opts.SSHPort},
 		clients, droplets, keys, secrets, vms, recorder)
-	key.Register(ctx, clients, keys, secrets, vms.Cache(), recorder)
+	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
 	environment.Register(ctx, envs, templates, secrets, catalogs, recorder)
 	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID}, envs, templates,

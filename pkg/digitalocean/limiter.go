@@ -72,16 +72,20 @@ const (
 	// PriorityCatalog is for reading DigitalOcean's catalog (regions,
 	// sizes, images) and checking a token: never worth delaying the others.
 	PriorityCatalog
+	// PriorityTidy is for deleting what nothing needs any more and costs
+	// nothing while it stays (a key whose droplet exists): it waits for
+	// every other request.
+	PriorityTidy
 )
 
 func (p Priority) String() string {
-	return [...]string{"delete", "create", "pool", "resync", "catalog"}[p]
+	return [...]string{"delete", "create", "pool", "resync", "catalog", "tidy"}[p]
 }
 
 // usableShare is the part of a window's budget each priority may fill: the
 // rest is kept for the priorities before it, so a flood of creates (or of
 // resyncs) can never take the slots a delete needs.
-var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityPool: 0.8, PriorityResync: 0.7, PriorityCatalog: 0.5}
+var usableShare = [...]float64{PriorityDelete: 1, PriorityCreate: 0.85, PriorityPool: 0.8, PriorityResync: 0.7, PriorityCatalog: 0.5, PriorityTidy: 0.4}
 
 type priorityKey struct{}
 

@@ -245,3 +245,9 @@ func (w *world) setFinalizers(name string, change func([]string) []string) {
 		w.t.Fatal(err)
 	}
 }
+
+// keyCreates counts the SSH keys DigitalOcean registered. A VM's own key is
+// deleted there once its droplet exists, so the live keys say less.
+func (w *world) keyCreates() int {
+	return w.do.RequestCounts()[fake.RouteCreateKey+" 201"]
+}

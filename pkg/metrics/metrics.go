@@ -30,7 +30,7 @@ var (
 	// HeldBack counts requests the client-side limiter did not send, by priority.
 	HeldBack = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hf_do_requests_held_back_total",
-		Help: "DigitalOcean API requests not sent to stay within the token's rate limit, by priority (delete, create, resync, catalog).",
+		Help: "DigitalOcean API requests not sent to stay within the token's rate limit, by priority (delete, create, pool, resync, catalog, tidy).",
 	}, []string{"priority", "token_hash"})
 	// ProvisioningSeconds is the time from a VM's creation to it running.
 	ProvisioningSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -12,6 +12,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -40,6 +41,7 @@ type handler struct {
 	ctx      context.Context
 	clients  *digitalocean.Clients
 	keys     provcontrollers.KeyController
+	droplets provcontrollers.DropletCache
 	secrets  corecontrollers.SecretCache
 	vms      hfcontrollers.VirtualMachineCache
 	recorder record.EventRecorder
@@ -56,15 +58,23 @@ type handler struct {
 // Register wires the Key handlers.
 func Register(ctx context.Context, clients *digitalocean.Clients,
 	keys provcontrollers.KeyController,
+	droplets provcontrollers.DropletController,
 	secrets corecontrollers.SecretController,
 	vms hfcontrollers.VirtualMachineCache,
 	recorder record.EventRecorder) {
-	h := &handler{ctx: ctx, clients: clients, keys: keys, secrets: secrets.Cache(), vms: vms, recorder: recorder,
-		backoff: digitalocean.NewBackoff()}
+	h := &handler{ctx: ctx, clients: clients, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: vms,
+		recorder: recorder, backoff: digitalocean.NewBackoff()}
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
 	keys.OnRemove(ctx, CleanupHandlerName, h.cleanup)
 	keys.OnChange(ctx, HandlerName, h.sync)
+
+	// A Droplet's own Key is retired once its droplet exists, and
+	// registered again should it have to be made again.
+	related.OnChange(droplets.Informer(), func(obj any) any {
+		d, ok := obj.(*v1alpha1.Droplet)
+		return ok && served(d)
+	}, keys.Enqueue)
 
 	keyCache := keys.Cache()
 	// Both the key-pair Secret and the token Secret feed a Key.
@@ -84,7 +94,16 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 }
 
 func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
-	if k == nil || k.DeletionTimestamp != nil || k.Status.KeyID != 0 {
+	if k == nil || k.DeletionTimestamp != nil {
+		return k, nil
+	}
+	d := h.ownDroplet(k)
+	switch {
+	case k.Status.KeyID != 0 && served(d) && d.DeletionTimestamp == nil:
+		orig := k
+		k = k.DeepCopy()
+		return h.finish(orig, k, h.retire(k, d.Status.DropletID))
+	case k.Status.KeyID != 0, retired(k) && !awaitsCreate(d):
 		return k, nil
 	}
 	if !slices.Contains(k.Finalizers, "wrangler.cattle.io/"+CleanupHandlerName) {
@@ -181,6 +200,10 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	if v1alpha1.ForceReleaseRequested(k) {
 		h.forceRelease(k)
 		return k, nil
+	}
+	if retired(k) {
+		h.forget(k)
+		return k, nil // deleted in DigitalOcean already, and logged then
 	}
 	if k.Status.NotCreated && k.Status.KeyID == 0 {
 		logrus.WithField("vm", vmName(k)).Info("DigitalOcean holds nothing of this SSH key (every create was refused or none was sent); releasing the Key")

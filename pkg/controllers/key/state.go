@@ -10,6 +10,8 @@ import (
 const (
 	StateCreating = "Creating"
 	StateActive   = "Active"
+	// StateRetired: deleted in DigitalOcean once its droplet existed (see retire.go).
+	StateRetired  = ReasonRetired
 	StateDeleting = statecolumn.Deleting
 )
 
@@ -24,6 +26,9 @@ var stateRules = statecolumn.Rules{
 func State(k *v1alpha1.Key) (state, message string) {
 	if state, message, found := stateRules.Stopped(k); found {
 		return state, message
+	}
+	if retired(k) {
+		return StateRetired, v1alpha1.Created.GetMessage(k)
 	}
 	if k.Status.KeyID == 0 {
 		return StateCreating, "registering the SSH key in DigitalOcean"

@@ -182,7 +182,7 @@ func (h *handler) keyInUse(vm *hfv1.VirtualMachine) (string, error) {
 	case err != nil && !apierrors.IsNotFound(err):
 		return "", err
 	case err == nil && ownedBy(k, vm) && (k.Status.KeyID != 0 || k.Status.Fingerprint != ""):
-		return fmt.Sprintf("SSH key %d in DigitalOcean is the old key, which the droplet will be created with", k.Status.KeyID), nil
+		return fmt.Sprintf("the Key holds the old key %s, which the droplet will be created with", k.Status.Fingerprint), nil
 	}
 	return "", nil
 }
@@ -203,8 +203,8 @@ func (h *handler) checkKeyPair(vm *hfv1.VirtualMachine, secret *corev1.Secret) *
 		held = "the key " + fingerprint
 	}
 	return &keyPairProblem{reason: "KeySecretMismatch", message: fmt.Sprintf(
-		"the SSH key Secret %q holds %s, not SSH key %d (%s) registered in DigitalOcean, which the droplet accepts: "+
-			"restore the original Secret from a backup, or delete the VM to get a new one", secret.Name, held, k.Status.KeyID, k.Status.Fingerprint)}
+		"the SSH key Secret %q holds %s, not the key %s the droplet was created with, which it accepts: "+
+			"restore the original Secret from a backup, or delete the VM to get a new one", secret.Name, held, k.Status.Fingerprint)}
 }
 
 // ownedBy: a Droplet or Key of the same name may be a deleted VM's, still terminating.
