@@ -212,7 +212,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
-	environment.Register(ctx, envs, templates, secrets, catalogs, recorder)
+	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder)
 	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID}, envs, templates,
 		hf.Hobbyfarm().V1().ScheduledEvent(), vms, prov.Provisioning().V1alpha1().WarmPool(), droplets, keys, secrets, recorder)
 

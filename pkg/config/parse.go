@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -279,54 +278,4 @@ func parseTags(raw string) ([]string, error) {
 		tags = append(tags, t)
 	}
 	return tags, nil
-}
-
-// UnknownKeys lists keys that look like typos of known ones, with the likely intent.
-func UnknownKeys(settings map[string]string) map[string]string {
-	out := map[string]string{}
-	for k := range settings {
-		if knownKeys[k] {
-			continue
-		}
-		if guess := closestKnown(k); guess != "" {
-			out[k] = guess
-		}
-	}
-	return out
-}
-
-func closestKnown(key string) string {
-	normalized := strings.ToLower(strings.NewReplacer("-", "_", " ", "_").Replace(key))
-	candidates := make([]string, 0, len(knownKeys))
-	for k := range knownKeys {
-		candidates = append(candidates, k)
-	}
-	sort.Strings(candidates)
-	for _, k := range candidates {
-		kn := strings.ReplaceAll(k, "-", "_")
-		if normalized == kn || editDistance(normalized, kn) <= 2 {
-			return k
-		}
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -1,26 +1,23 @@
 // Package environment checks each Environment annotated for this
 // provisioner the moment it is saved, before any VM needs it: its merged
 // config per template, its token and its region, size and image against
-// DigitalOcean's catalog. It reports on the Environment with Events and
+// DigitalOcean's catalog; that its template_mapping names existing
+// templates and covers those its scheduled events use; and what a large
+// event's per-VM keys cost. It reports on the Environment with Events and
 // the hf_do_environment_config_valid metric, and never writes the
 // Environment (Gargantua's).
 package environment
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
-	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"github.com/sirupsen/logrus"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -35,6 +32,7 @@ type handler struct {
 	ctx       context.Context
 	envs      hfcontrollers.EnvironmentController
 	templates hfcontrollers.VirtualMachineTemplateCache
+	events    hfcontrollers.ScheduledEventCache
 	secrets   corecontrollers.SecretCache
 	catalogs  *digitalocean.Catalogs
 	recorder  record.EventRecorder
@@ -45,44 +43,15 @@ type handler struct {
 }
 
 // Register wires the handler, and the watches that re-check an Environment
-// when its token Secret or one of its templates changes.
+// when its token Secret, one of its templates or a scheduled event using
+// it changes.
 func Register(ctx context.Context, envs hfcontrollers.EnvironmentController,
-	templates hfcontrollers.VirtualMachineTemplateController, secrets corecontrollers.SecretController,
-	catalogs *digitalocean.Catalogs, recorder record.EventRecorder) {
-	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), secrets: secrets.Cache(),
+	templates hfcontrollers.VirtualMachineTemplateController, events hfcontrollers.ScheduledEventController,
+	secrets corecontrollers.SecretController, catalogs *digitalocean.Catalogs, recorder record.EventRecorder) {
+	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), events: events.Cache(), secrets: secrets.Cache(),
 		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}}
 	envs.OnChange(ctx, HandlerName, h.onChange)
-
-	envCache := envs.Cache()
-	envsNaming := func(uses func(env *hfv1.Environment, name string) bool) relatedresource.Resolver {
-		return func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-			list, err := envCache.List(namespace, labels.Everything())
-			if err != nil {
-				return nil, err
-			}
-			var out []relatedresource.Key
-			for _, env := range list {
-				if annotated(env) && uses(env, name) {
-					out = append(out, relatedresource.NewKey(env.Namespace, env.Name))
-				}
-			}
-			return out, nil
-		}
-	}
-	relatedresource.Watch(ctx, "environment-from-token-secret", envsNaming(usesTokenSecret), envs, secrets)
-	relatedresource.Watch(ctx, "environment-from-template", envsNaming(func(env *hfv1.Environment, name string) bool {
-		_, ok := env.Spec.TemplateMapping[name]
-		return ok
-	}), envs, templates)
-}
-
-func usesTokenSecret(env *hfv1.Environment, secret string) bool {
-	for _, l := range layers(env) {
-		if strings.TrimSpace(l.settings[config.KeyTokenSecret]) == secret {
-			return true
-		}
-	}
-	return false
+	h.watch(ctx, templates, events, secrets)
 }
 
 func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment, error) {

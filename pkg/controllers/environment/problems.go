@@ -18,6 +18,12 @@ const (
 	ReasonNotInRegion    = "NotInRegion"
 	ReasonNotAnnotated   = "NotAnnotated"
 	ReasonNoTemplateKeys = "NoTemplateMapping"
+	// ReasonUnknownTemplate: a template_mapping key names no VirtualMachineTemplate.
+	ReasonUnknownTemplate = "UnknownTemplate"
+	// ReasonTemplateNotMapped: a scheduled event uses a template with no template_mapping entry.
+	ReasonTemplateNotMapped = "TemplateNotMapped"
+	// ReasonPerVMKeyCost: a large event's VMs would each make their own key and create.
+	ReasonPerVMKeyCost = "PerVMKeyCost"
 )
 
 // Problem is one thing wrong with an Environment: where (the key as the

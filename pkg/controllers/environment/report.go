@@ -25,6 +25,10 @@ type report struct {
 	validReported bool
 	// notAnnotated is the reason last warned about a missing annotation.
 	notAnnotated string
+	// events are the scheduled events that used the Environment at the
+	// last pass: a change to one of them, even one that drops the
+	// Environment, re-checks it.
+	events map[string]bool
 }
 
 // report records v on env: a Warning per problem not reported before, a
@@ -35,7 +39,10 @@ func (h *handler) report(key string, env *hfv1.Environment, v *verdict) {
 	if prev == nil || prev.uid != env.UID {
 		prev = &report{valid: map[string]bool{}}
 	}
-	next := &report{uid: env.UID, generation: env.Generation, name: env.Name, valid: map[string]bool{}}
+	next := &report{uid: env.UID, generation: env.Generation, name: env.Name, valid: map[string]bool{}, events: map[string]bool{}}
+	for _, e := range v.events {
+		next.events[e] = true
+	}
 	current := templates(env)
 	for _, t := range current {
 		valid, checked := v.valid[t]

@@ -24,6 +24,8 @@ type verdict struct {
 	valid map[string]bool
 	// recheck is when to look again without a change.
 	recheck time.Duration
+	// events are the scheduled events not finished that use the Environment.
+	events []string
 }
 
 // templateCheck is what one template's config needs from DigitalOcean.
@@ -41,10 +43,14 @@ func (h *handler) validate(env *hfv1.Environment) (*verdict, error) {
 			Text: "is empty, so no template's VMs can be provisioned; add template_mapping.<template> with at least image and size for each template the Environment serves"})
 	}
 	byToken := map[string][]templateCheck{}
+	// checks are the templates whose config resolved, for the event checks.
+	checks := map[string]templateCheck{}
+	var missing []string
 	for _, t := range templates(env) {
 		vmt, err := h.templates.Get(env.Namespace, t)
 		if apierrors.IsNotFound(err) {
 			// No VM can be made from it yet; check what the Environment says.
+			missing = append(missing, t)
 			vmt = &hfv1.VirtualMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: t, Namespace: env.Namespace}}
 		} else if err != nil {
 			return nil, err
@@ -61,11 +67,25 @@ func (h *handler) validate(env *hfv1.Environment) (*verdict, error) {
 		case err != nil:
 			return nil, err
 		}
+		checks[t] = templateCheck{cfg: cfg, loc: loc}
 		token, source, err := h.token(env, cfg, loc)
 		if err != nil {
 			return nil, err
 		}
 		byToken[token] = append(byToken[token], templateCheck{cfg: cfg, loc: loc, tokenSource: source})
+	}
+	uses, err := h.eventUses(env)
+	if err != nil {
+		return nil, err
+	}
+	found, err := h.templateProblems(env, missing, uses, checks)
+	if err != nil {
+		return nil, err
+	}
+	v.problems = append(v.problems, found...)
+	v.problems = append(v.problems, costProblems(uses, checks)...)
+	for _, u := range uses {
+		v.events = append(v.events, u.event)
 	}
 	maxAge := digitalocean.AccountTTL
 	if h.changed(env.Namespace+"/"+env.Name, env) {
