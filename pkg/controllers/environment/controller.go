@@ -38,6 +38,7 @@ type handler struct {
 	secrets   corecontrollers.SecretCache
 	catalogs  *digitalocean.Catalogs
 	recorder  record.EventRecorder
+	verdicts  *Verdicts
 
 	mu sync.Mutex
 	// reported is what was last reported per Environment, by namespace/name.
@@ -45,12 +46,13 @@ type handler struct {
 }
 
 // Register wires the handler, and the watches that re-check an Environment
-// when its token Secret or one of its templates changes.
+// when its token Secret or one of its templates changes. The handler keeps
+// its verdicts in verdicts for the VirtualMachine controller.
 func Register(ctx context.Context, envs hfcontrollers.EnvironmentController,
 	templates hfcontrollers.VirtualMachineTemplateController, secrets corecontrollers.SecretController,
-	catalogs *digitalocean.Catalogs, recorder record.EventRecorder) {
+	catalogs *digitalocean.Catalogs, recorder record.EventRecorder, verdicts *Verdicts) {
 	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), secrets: secrets.Cache(),
-		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}}
+		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}, verdicts: verdicts}
 	envs.OnChange(ctx, HandlerName, h.onChange)
 
 	envCache := envs.Cache()
@@ -88,9 +90,11 @@ func usesTokenSecret(env *hfv1.Environment, secret string) bool {
 func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment, error) {
 	if env == nil || env.DeletionTimestamp != nil {
 		h.forget(key)
+		h.verdicts.forget(key)
 		return env, nil
 	}
 	if !annotated(env) {
+		h.verdicts.forget(key)
 		h.reportNotAnnotated(key, env)
 		return env, nil
 	}
@@ -98,6 +102,7 @@ func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment
 	if err != nil {
 		return env, err
 	}
+	h.recordVerdict(key, env, v)
 	h.report(key, env, v)
 	h.envs.EnqueueAfter(env.Namespace, env.Name, v.recheck)
 	return env, nil
