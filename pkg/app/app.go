@@ -202,17 +202,20 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
 	// DigitalOcean's regions, sizes and images per token, fetched hourly.
 	catalogs := digitalocean.NewCatalogs(clients)
+	// What the Environment check found, for the VMs: one created for a
+	// config already found invalid fails at once.
+	verdicts := environment.NewVerdicts()
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
 		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted, CleanupWorkers: opts.Workers},
-		applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
+		verdicts, applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
 		SSHPort: opts.SSHPort},
 		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
-	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder)
+	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder, verdicts)
 	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID}, envs, templates,
 		hf.Hobbyfarm().V1().ScheduledEvent(), vms, prov.Provisioning().V1alpha1().WarmPool(), droplets, keys, secrets, recorder)
 

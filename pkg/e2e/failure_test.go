@@ -8,7 +8,6 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -17,14 +16,15 @@ import (
 
 const errorStatus = virtualmachine.VMStatusErrorDuringProvisioning
 
-// An invalid config is reported failed only once its grace period passed.
+// A config an edit makes invalid while a VM waits is reported failed only
+// once its grace period passed.
 func TestInvalidRegionFailsAfterGrace(t *testing.T) {
 	const grace = 6 * time.Second
 	w := newWorld(t, worldOptions{configErrorGrace: grace})
-	env := w.standardEnv("env")
-	w.setSpecifics(env.Name, map[string]string{"region": "Mars 1", "token-secret": tokenSecret})
+	env := w.envWithoutUbuntu("env")
 	w.createVM("vm-1", env, "ubuntu")
 	created := time.Now()
+	w.mapUbuntu(env.Name, map[string]string{"size": "s-1vcpu-1gb", "region": "Mars 1"})
 
 	w.consistently(grace-2*time.Second, "no error status within the grace period", func() string {
 		if s := w.vm("vm-1").Status.Status; s == errorStatus {
@@ -32,21 +32,19 @@ func TestInvalidRegionFailsAfterGrace(t *testing.T) {
 		}
 		return ""
 	})
-	w.eventually(20*time.Second, "errorduringprovisioning after the grace period", func() string {
-		if s := w.vm("vm-1").Status.Status; s != errorStatus {
-			return fmt.Sprintf("status %q", s)
-		}
-		return ""
-	})
+	w.eventually(20*time.Second, "errorduringprovisioning after the grace period", w.statusIs("vm-1", errorStatus))
 	if since := time.Since(created); since < grace {
 		t.Errorf("failed after %s, within the grace of %s", since, grace)
 	}
-	if !hasEvent(w.vmEvents("vm-1"), `"region"`) {
-		t.Errorf("VM events %q do not name the region key", w.vmEvents("vm-1"))
-	}
+	w.eventually(10*time.Second, "the Event names the region key and the grace", func() string {
+		if events := w.vmEvents("vm-1"); !hasEvent(events, `still invalid after 6s: config key "region"`) {
+			return fmt.Sprintf("events %q", events)
+		}
+		return ""
+	})
 
 	// Fixed while the VM exists: provisioning resumes.
-	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": tokenSecret})
+	w.mapUbuntu(env.Name, map[string]string{"size": "s-1vcpu-1gb"})
 	w.waitRunning("vm-1")
 	if !hasEvent(w.vmEvents("vm-1"), "ProvisioningResumed") {
 		t.Errorf("VM events %q lack ProvisioningResumed", w.vmEvents("vm-1"))
@@ -56,18 +54,13 @@ func TestInvalidRegionFailsAfterGrace(t *testing.T) {
 // An Environment fixed within the grace period never shows an error.
 func TestFixWithinGraceNeverErrors(t *testing.T) {
 	w := newWorld(t, worldOptions{configErrorGrace: 20 * time.Second})
-	env := w.standardEnv("env")
-	w.setSpecifics(env.Name, map[string]string{"region": "Mars 1", "token-secret": tokenSecret})
+	env := w.envWithoutUbuntu("env")
 
 	seen := watchStatuses(t, w, "vm-1")
 	w.createVM("vm-1", env, "ubuntu")
-	w.eventually(15*time.Second, "Configured=False", func() string {
-		if d, err := w.droplets.Get(w.ns, "vm-1", metav1.GetOptions{}); err != nil || !v1alpha1.Configured.IsFalse(d) {
-			return "not yet"
-		}
-		return ""
-	})
-	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": tokenSecret})
+	w.mapUbuntu(env.Name, map[string]string{"size": "s-1vcpu-1gb", "region": "Mars 1"})
+	w.eventually(15*time.Second, "Configured=False for the region", w.configuredFalseWith("vm-1", `config key "region"`))
+	w.mapUbuntu(env.Name, map[string]string{"size": "s-1vcpu-1gb"})
 	w.waitRunning("vm-1")
 	if s := seen(); s[errorStatus] {
 		t.Errorf("statuses seen %v include %s", s, errorStatus)

@@ -36,6 +36,7 @@ type handler struct {
 	secrets   corecontrollers.SecretCache
 	catalogs  *digitalocean.Catalogs
 	recorder  record.EventRecorder
+	verdicts  *Verdicts
 
 	mu sync.Mutex
 	// reported is what was last reported per Environment, by namespace/name.
@@ -44,12 +45,13 @@ type handler struct {
 
 // Register wires the handler, and the watches that re-check an Environment
 // when its token Secret, one of its templates or a scheduled event using
-// it changes.
+// it changes. The handler keeps its verdicts in verdicts for the
+// VirtualMachine controller.
 func Register(ctx context.Context, envs hfcontrollers.EnvironmentController,
 	templates hfcontrollers.VirtualMachineTemplateController, events hfcontrollers.ScheduledEventController,
-	secrets corecontrollers.SecretController, catalogs *digitalocean.Catalogs, recorder record.EventRecorder) {
+	secrets corecontrollers.SecretController, catalogs *digitalocean.Catalogs, recorder record.EventRecorder, verdicts *Verdicts) {
 	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), events: events.Cache(), secrets: secrets.Cache(),
-		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}}
+		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}, verdicts: verdicts}
 	envs.OnChange(ctx, HandlerName, h.onChange)
 	h.watch(ctx, templates, events, secrets)
 }
@@ -57,9 +59,11 @@ func Register(ctx context.Context, envs hfcontrollers.EnvironmentController,
 func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment, error) {
 	if env == nil || env.DeletionTimestamp != nil {
 		h.forget(key)
+		h.verdicts.forget(key)
 		return env, nil
 	}
 	if !annotated(env) {
+		h.verdicts.forget(key)
 		h.reportNotAnnotated(key, env)
 		return env, nil
 	}
@@ -67,6 +71,7 @@ func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment
 	if err != nil {
 		return env, err
 	}
+	h.recordVerdict(key, env, v)
 	h.report(key, env, v)
 	h.envs.EnqueueAfter(env.Namespace, env.Name, v.recheck)
 	return env, nil

@@ -31,9 +31,19 @@ type Options struct {
 	DeleteTainted bool
 }
 
+// ConfigVerdicts is the Environment check's word on configs, which the
+// handler reads to fail a VM at once whose config was invalid before it
+// was created.
+type ConfigVerdicts interface {
+	// InvalidSince is since when the check has held the config of template
+	// vmt in env invalid, both as they are now; false when it does not.
+	InvalidSince(env *hfv1.Environment, vmt *hfv1.VirtualMachineTemplate) (time.Time, bool)
+}
+
 type handler struct {
 	ctx       context.Context
 	opts      Options
+	verdicts  ConfigVerdicts
 	vms       hfcontrollers.VirtualMachineController
 	envs      hfcontrollers.EnvironmentCache
 	templates hfcontrollers.VirtualMachineTemplateCache
@@ -60,7 +70,8 @@ type handler struct {
 
 // Register wires the VM handlers and the watches that re-run them when a
 // VM's Environment, template, token Secret, Key or Droplet changes.
-func Register(ctx context.Context, opts Options, apply apply.Apply,
+// verdicts is the Environment check's (required).
+func Register(ctx context.Context, opts Options, verdicts ConfigVerdicts, apply apply.Apply,
 	vms hfcontrollers.VirtualMachineController,
 	envs hfcontrollers.EnvironmentController,
 	templates hfcontrollers.VirtualMachineTemplateController,
@@ -73,7 +84,7 @@ func Register(ctx context.Context, opts Options, apply apply.Apply,
 		opts.ConfigErrorGrace = DefaultConfigErrorGrace
 	}
 	h := &handler{
-		ctx: ctx, opts: opts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
+		ctx: ctx, opts: opts, verdicts: verdicts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
 		secrets: secrets, droplets: droplets, keys: keys, pools: pools.Cache(), recorder: recorder,
 	}
 	h.cleanups = startCleanupQueue(ctx, h, opts.CleanupWorkers,

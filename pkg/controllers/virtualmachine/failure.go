@@ -22,6 +22,11 @@ const VMStatusErrorDuringProvisioning hfv1.VmStatus = "errorduringprovisioning"
 // Environment, short enough that a user is not left waiting.
 const DefaultConfigErrorGrace = 5 * time.Minute
 
+// ReasonInvalidConfig is the Configured=False reason of an error in the
+// config itself (a key missing or malformed), as opposed to a cache that
+// could not answer (ConfigUnavailable).
+const ReasonInvalidConfig = "InvalidConfig"
+
 // refusedReasons are the Classify reasons of a DigitalOcean refusal (401,
 // 403, 422 and other 4xx): nothing changes until someone acts.
 var refusedReasons = []string{"Unauthorized", "Rejected"}
@@ -41,6 +46,15 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 		return "", 0
 	}
 	if v1alpha1.Configured.IsFalse(d) {
+		if vm.Status.Status == VMStatusErrorDuringProvisioning {
+			// Failed already: it stays failed until the config is fixed,
+			// also across edits that leave it invalid and restarts that
+			// forget the Environment check's verdicts.
+			return "the DigitalOcean settings are still invalid: " + v1alpha1.Configured.GetMessage(d), 0
+		}
+		if why := h.invalidBeforeCreation(vm, d); why != "" {
+			return why, 0
+		}
 		left := h.opts.ConfigErrorGrace - time.Since(since(d, v1alpha1.Configured))
 		if left > 0 {
 			return "", left
@@ -57,6 +71,38 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 		return "DigitalOcean refused to register the SSH key: " + v1alpha1.Created.GetMessage(k), 0
 	}
 	return "", 0
+}
+
+// invalidBeforeCreation is the failure of a VM whose config the
+// Environment check had held invalid since before the VM was created, or
+// "". Nobody is fixing a config that was broken before the VM existed, so
+// the user is told at once rather than after the grace, which is for a
+// config an edit breaks while the VM waits. It counts only when the VM's
+// Environment and template are the versions the check found invalid, and
+// only for the config's own errors (InvalidConfig), not for a cache that
+// could not answer.
+func (h *handler) invalidBeforeCreation(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet) string {
+	if v1alpha1.Configured.GetReason(d) != ReasonInvalidConfig {
+		return ""
+	}
+	env, err := h.envs.Get(vm.Namespace, vm.Status.EnvironmentId)
+	if err != nil {
+		return ""
+	}
+	vmt, err := h.templates.Get(vm.Namespace, vm.Spec.VirtualMachineTemplateId)
+	if err != nil {
+		return ""
+	}
+	// creationTimestamp is whole seconds, rounded down: a verdict before it
+	// is before the VM existed. (The check runs on this controller's clock,
+	// the timestamp on the API server's.)
+	found, ok := h.verdicts.InvalidSince(env, vmt)
+	if !ok || !found.Before(vm.CreationTimestamp.Time) {
+		return ""
+	}
+	return fmt.Sprintf("Environment %q was already invalid for template %q when the VM was created (the Environment check has reported it since %s), "+
+		"so the VM fails at once instead of waiting %s for a fix: %s",
+		env.Name, vmt.Name, found.UTC().Format(time.RFC3339), h.opts.ConfigErrorGrace, v1alpha1.Configured.GetMessage(d))
 }
 
 func refused(obj interface{}, cond condition.Cond) bool {

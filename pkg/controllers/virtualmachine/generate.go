@@ -291,7 +291,7 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 		var invalid *config.Error
 		switch {
 		case errors.As(cfgErr, &invalid):
-			reason, message = "InvalidConfig", invalid.Error()
+			reason, message = ReasonInvalidConfig, invalid.Error()
 		case cfgErr != nil:
 			reason, message = "ConfigUnavailable", cfgErr.Error()
 		}
