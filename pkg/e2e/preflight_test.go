@@ -64,7 +64,7 @@ func TestEnvironmentPreflightWarnings(t *testing.T) {
 	w.createEnv(gargantuasim.Environment(w.ns, "large", with(validSpecifics), validMapping))
 	w.startEvent("big", map[string]map[string]int{"large": {"ubuntu": 300}})
 	cost := []string{"Warning PerVMKeyCost", `scheduled event "big" asks for 300 VMs of template "ubuntu"`,
-		"3.6 min of the token's 250 requests a minute", "7.7 s", "Set ssh_key_scope: environment"}
+		"2.4 min of the token's 250 requests a minute", "7.4 s", "Set ssh_key_scope: environment"}
 	w.eventually(within, "PerVMKeyCost on large", func() string { return w.envEventWith("large", cost...) })
 
 	// The event asks for more, and for a template not mapped: the new

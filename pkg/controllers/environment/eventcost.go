@@ -14,8 +14,8 @@ const LargeEventVMs = 50
 
 const (
 	// keyRequests is what registering a key costs: the key controller
-	// looks it up by fingerprint, then creates it.
-	keyRequests = 2
+	// creates it (and looks it up only if DigitalOcean has it already).
+	keyRequests = 1
 	// multiCreateMax is DigitalOcean's limit of droplets per create
 	// request; the droplet controller fills it when droplets share a key.
 	multiCreateMax = 10
@@ -68,7 +68,7 @@ func costProblems(uses []eventUse, checks map[string]templateCheck) []Problem {
 		out = append(out, Problem{Template: u.template, Location: c.loc.locate(config.KeySSHKeyScope), Reason: ReasonPerVMKeyCost, Advisory: true,
 			id: ReasonPerVMKeyCost + "/" + u.event + "/" + u.template,
 			Text: fmt.Sprintf("scheduled event %q asks for %d VMs of template %q, each with a key of its own (ssh_key_scope %s): "+
-				"creating them takes at least %d DigitalOcean requests (a key lookup, a key create and a droplet create per VM), %s of the token's %d requests a minute; "+
+				"creating them takes at least %d DigitalOcean requests (a key create and a droplet create per VM; each key's delete once its droplet exists waits for spare budget), %s of the token's %d requests a minute; "+
 				"with ssh_key_scope: %s (one key for the Environment, up to %d droplets per create) it takes %d requests, %s. %s before the event starts",
 				u.event, u.count, u.template, config.KeyScopeVM, vm, shortDuration(budgetTime(vm)), minuteLimit().Requests,
 				config.KeyScopeEnvironment, multiCreateMax, shared, shortDuration(budgetTime(shared)), fix)})
@@ -76,7 +76,7 @@ func costProblems(uses []eventUse, checks map[string]templateCheck) []Problem {
 	return out
 }
 
-// shortDuration reads "3.6 min" or "7.7 s".
+// shortDuration reads "2.4 min" or "7.4 s".
 func shortDuration(d time.Duration) string {
 	if d >= time.Minute {
 		return fmt.Sprintf("%.1f min", d.Minutes())

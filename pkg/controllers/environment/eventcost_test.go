@@ -21,11 +21,11 @@ func TestLargeEventAtPerVMKeysIsToldTheCost(t *testing.T) {
 	if len(got) != 1 || got[0].Reason != ReasonPerVMKeyCost || !got[0].Advisory {
 		t.Fatalf("problems %+v, want one advisory %s", got, ReasonPerVMKeyCost)
 	}
-	// 300 VMs: 3 requests each (key lookup, key create, droplet create) is
-	// 900 at 250 a minute; shared, 2 for the key and 30 multi-creates.
+	// 300 VMs: 2 requests each (key create, droplet create) is
+	// 600 at 250 a minute; shared, 1 for the key and 30 multi-creates.
 	for _, want := range []string{`environment_specifics.ssh_key_scope: scheduled event "workshop" asks for 300 VMs of template "ubuntu"`,
-		"at least 900 DigitalOcean requests", "3.6 min of the token's 250 requests a minute",
-		"with ssh_key_scope: environment (one key for the Environment, up to 10 droplets per create) it takes 32 requests, 7.7 s",
+		"at least 600 DigitalOcean requests", "2.4 min of the token's 250 requests a minute",
+		"with ssh_key_scope: environment (one key for the Environment, up to 10 droplets per create) it takes 31 requests, 7.4 s",
 		"Set ssh_key_scope: environment in environment_specifics (every template) or template_mapping[ubuntu] before the event starts"} {
 		if !strings.Contains(got[0].Message(), want) {
 			t.Errorf("%q lacks %q", got[0].Message(), want)

@@ -119,7 +119,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	return h.finish(orig, k, retry)
 }
 
-// register adopts the key if DigitalOcean has it (by fingerprint) and creates it otherwise.
+// register creates the key in DigitalOcean, or adopts it (by fingerprint) if DigitalOcean has it already.
 func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	// Whatever fails before the create is sent leaves k.Status.NotCreated
 	// as it was: true once DigitalOcean is known to hold nothing of k's.
@@ -138,28 +138,25 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
 	defer cancel()
 
-	existing, _, err := client.Keys.GetByFingerprint(ctx, fingerprint)
-	if err != nil && !digitalocean.IsNotFound(err) {
+	// Created first, looked up only when DigitalOcean says it has the key
+	// already (422, in use): a key pair is new, so only an earlier create
+	// of this Key (its answer or status write lost) or a restore can have
+	// put it there, and a lookup first would cost every VM one request.
+	h.sent.Store(k.UID, true)
+	reason := "Created"
+	existing, _, err := client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
+	inUse := digitalocean.IsKeyInUse(err)
+	// A refused create added nothing; any other failure may have.
+	k.Status.NotCreated = k.Status.NotCreated && !inUse && digitalocean.IsRefusal(err)
+	if inUse {
+		reason = "Adopted"
+		existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
+	}
+	if err != nil {
 		return h.failDO(k, v1alpha1.Created, err)
 	}
 	// Backoff counts failed calls in a row, not failed passes.
 	h.backoff.Reset(objectKey(k))
-	reason := "Adopted"
-	if existing == nil {
-		h.sent.Store(k.UID, true)
-		existing, _, err = client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
-		inUse := digitalocean.IsKeyInUse(err)
-		// The lookup just said DigitalOcean had no such key; a refused
-		// create added none. Any other failure may have added it.
-		k.Status.NotCreated = !inUse && digitalocean.IsRefusal(err)
-		if inUse {
-			existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
-		}
-		if err != nil {
-			return h.failDO(k, v1alpha1.Created, err)
-		}
-		reason = "Created"
-	}
 	k.Status.NotCreated = false
 	k.Status.KeyID = existing.ID
 	k.Status.Fingerprint = existing.Fingerprint

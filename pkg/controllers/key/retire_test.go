@@ -1,0 +1,126 @@
+package key
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+const retireToken = "dop_v1_retire-test"
+
+// statusWriter is a Key controller whose status writes always succeed.
+type statusWriter struct{ provcontrollers.KeyController }
+
+func (statusWriter) UpdateStatus(k *v1alpha1.Key) (*v1alpha1.Key, error) { return k.DeepCopy(), nil }
+func (statusWriter) EnqueueAfter(string, string, time.Duration)        {}
+
+// retireWorld is a Key handler over a fake DigitalOcean, with the VM's
+// Droplet and Secrets in its caches.
+type retireWorld struct {
+	t       *testing.T
+	do      *fake.Server
+	h       *handler
+	droplet *v1alpha1.Droplet
+	key     *v1alpha1.Key
+}
+
+func newRetireWorld(t *testing.T) *retireWorld {
+	t.Helper()
+	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	if err := do.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(do.Close)
+	do.AddAccount(retireToken, fake.AccountOptions{})
+	pair, err := sshkey.NewED25519("vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &retireWorld{t: t, do: do,
+		droplet: &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}, Spec: v1alpha1.DropletSpec{KeyRefs: []string{"vm"}}},
+		key: &v1alpha1.Key{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "key-uid",
+			Finalizers: []string{"wrangler.cattle.io/" + CleanupHandlerName}},
+			Spec: v1alpha1.KeySpec{Name: "vm", PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: "vm-ssh", Key: sshkey.PublicKeyField},
+				TokenSecretRef: v1alpha1.SecretKeyRef{Name: "token", Key: "token"}}}}
+	secrets := testutil.NamedCache[*corev1.Secret]{Objs: map[string]*corev1.Secret{
+		"vm-ssh": {Data: map[string][]byte{sshkey.PublicKeyField: []byte(pair.PublicKey)}},
+		"token":  {Data: map[string][]byte{"token": []byte(retireToken)}},
+	}}
+	w.h = &handler{ctx: context.Background(), keys: statusWriter{}, secrets: secrets,
+		droplets: testutil.NamedCache[*v1alpha1.Droplet]{Objs: map[string]*v1alpha1.Droplet{"vm": w.droplet}},
+		vms:      testutil.NamedCache[*hfv1.VirtualMachine]{Objs: map[string]*hfv1.VirtualMachine{}},
+		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}),
+		recorder: record.NewFakeRecorder(100), backoff: digitalocean.NewBackoff()}
+	return w
+}
+
+// sync runs one pass of the Key handler and keeps what it wrote.
+func (w *retireWorld) sync() {
+	w.t.Helper()
+	k, err := w.h.sync("ns/vm", w.key)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.key = k
+}
+
+func (w *retireWorld) expect(step string, keyID bool, state string, liveKeys int) {
+	w.t.Helper()
+	if (w.key.Status.KeyID != 0) != keyID || w.key.Status.State != state || len(w.do.Keys(retireToken)) != liveKeys {
+		w.t.Fatalf("%s: Key ID %d, state %q, %d keys in DigitalOcean; want an ID %v, %q, %d",
+			step, w.key.Status.KeyID, w.key.Status.State, len(w.do.Keys(retireToken)), keyID, state, liveKeys)
+	}
+}
+
+func TestRetiredKeyIsRegisteredAgainForANewCreate(t *testing.T) {
+	w := newRetireWorld(t)
+	w.sync()
+	w.expect("before the droplet", true, StateActive, 1)
+	fingerprint := w.key.Status.Fingerprint
+
+	w.droplet.Status.DropletID = 7
+	v1alpha1.Created.True(w.droplet)
+	w.sync()
+	w.expect("droplet created", false, StateRetired, 0)
+	w.sync()
+	w.expect("looked at again", false, StateRetired, 0)
+
+	// The droplet has to be made again: the key is needed for that create.
+	w.droplet.Status.DropletID = 0
+	v1alpha1.Created.False(w.droplet)
+	w.sync()
+	w.expect("a create to come", true, StateActive, 1)
+	if w.key.Status.Fingerprint != fingerprint {
+		t.Errorf("registered again as %s, want the Secret's key %s", w.key.Status.Fingerprint, fingerprint)
+	}
+	if n := w.do.RequestCounts()[fake.RouteCreateKey+" 201"]; n != 2 {
+		t.Errorf("%d key creates, want 2 (no lookup before a create)", n)
+	}
+}
+
+func TestKeysOfDeletingDropletsAndSharedKeysAreNotRetired(t *testing.T) {
+	w := newRetireWorld(t)
+	w.sync()
+	w.droplet.Status.DropletID = 7
+	v1alpha1.Created.True(w.droplet)
+	w.droplet.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	w.sync()
+	w.expect("droplet being deleted", true, StateActive, 1)
+
+	// A key shared by an Environment's droplets serves creates to come.
+	w.droplet.DeletionTimestamp = nil
+	w.droplet.Spec.KeyRefs = []string{"shared"}
+	w.sync()
+	w.expect("shared key", true, StateActive, 1)
+}
