@@ -23,7 +23,7 @@ const retireToken = "dop_v1_retire-test"
 type statusWriter struct{ provcontrollers.KeyController }
 
 func (statusWriter) UpdateStatus(k *v1alpha1.Key) (*v1alpha1.Key, error) { return k.DeepCopy(), nil }
-func (statusWriter) EnqueueAfter(string, string, time.Duration)        {}
+func (statusWriter) EnqueueAfter(string, string, time.Duration)          {}
 
 // retireWorld is a Key handler over a fake DigitalOcean, with the VM's
 // Droplet and Secrets in its caches.
