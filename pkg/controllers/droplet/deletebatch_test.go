@@ -15,37 +15,12 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// namedCache is a cache of a few objects, by name.
-type namedCache[T runtime.Object] struct {
-	generic.CacheInterface[T]
-	objs map[string]T
-}
-
-func (c namedCache[T]) Get(_, name string) (T, error) {
-	obj, ok := c.objs[name]
-	if !ok {
-		return obj, apierrors.NewNotFound(schema.GroupResource{}, name)
-	}
-	return obj, nil
-}
-
-func (c namedCache[T]) List(string, labels.Selector) ([]T, error) {
-	var out []T
-	for _, o := range c.objs {
-		out = append(out, o)
-	}
-	return out, nil
-}
 
 // enqueueRecorder is a Droplet controller that remembers what was enqueued.
 type enqueueRecorder struct {
@@ -81,9 +56,9 @@ func newBatchWorld(t *testing.T) *batchWorld {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w := &batchWorld{t: t, do: do, vms: map[string]*hfv1.VirtualMachine{}, droplets: map[string]*v1alpha1.Droplet{}}
-	w.queue = &enqueueRecorder{cache: namedCache[*v1alpha1.Droplet]{objs: w.droplets}}
+	w.queue = &enqueueRecorder{cache: testutil.NamedCache[*v1alpha1.Droplet]{Objs: w.droplets}}
 	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token"}, Data: map[string][]byte{"token": []byte(deleteToken)}}
-	w.h = &handler{ctx: ctx, vms: namedCache[*hfv1.VirtualMachine]{objs: w.vms}, droplets: w.queue,
+	w.h = &handler{ctx: ctx, vms: testutil.NamedCache[*hfv1.VirtualMachine]{Objs: w.vms}, droplets: w.queue,
 		secrets: oneCached[*corev1.Secret]{obj: token},
 		clients: digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true})}
 	w.h.deletes = newDeleteBatcher(w.h)
