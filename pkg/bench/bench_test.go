@@ -72,7 +72,9 @@ func passing() []Result {
 	ours := Result{Mode: ModeOurs, N: 1000, Running: 1000, Wall: Num(Floor(1000).Seconds() * 1.1), Floor: Floor(1000).Seconds(),
 		PerVMHour: 0.3, HoldSeconds: 3600, PeakRSSMiB: 90, DeleteIdle: Dist{Count: 10, P95: 1}, DeleteFlood: Dist{Count: 10, P95: 1.5},
 		Overhead: Dist{Count: 1000, P95: 4}, DeleteAll: Dist{Count: 1000, P95: 12}, KeyScope: KeyScopeEnvironment,
-		LifecycleRequests: map[string]int{"POST /v2/droplets": 102, "DELETE /v2/droplets": 1020}, LifecycleVMs: 1020, PerVMLifecycle: 1.1}
+		LifecycleRequests: map[string]int{"POST /v2/droplets": 102, "DELETE /v2/droplets": 1020}, LifecycleVMs: 1020, PerVMLifecycle: 1.1,
+		EventEnd: EventEnd{VMs: 1000, Seconds: 20, PerVM: 0.03, LastRetired: 12,
+			Requests: map[string]int{"POST /v2/tags": 10, "POST /v2/tags/{tag}/resources": 10, "DELETE /v2/droplets": 10}}}
 	base := Result{Mode: ModeBaseline, N: 1000, Running: 1000, PerVMHour: 120, HoldSeconds: 3600, TooMany: 5000}
 	small := Result{Mode: ModeOurs, N: 100, Running: 100, Overhead: Dist{Count: 100, P95: 1.5},
 		DeleteIdle: Dist{Count: 10, P95: 1}, DeleteFlood: Dist{Count: 10, P95: 3}}
@@ -89,7 +91,7 @@ func statuses(targets []Target) string {
 
 func TestEvaluatePassesWhenEveryGoalIsMet(t *testing.T) {
 	targets := Evaluate(passing())
-	if got := statuses(targets); got != "PASS PASS PASS PASS PASS PASS PASS PASS PASS" {
+	if got := statuses(targets); got != "PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS" {
 		t.Fatalf("statuses %s: %+v", got, targets)
 	}
 	if (&Report{Targets: targets}).Missed() {
@@ -108,6 +110,8 @@ func TestEvaluateFailsEachGoalOnItsOwn(t *testing.T) {
 		func(rs []Result) { rs[1].Overhead.P95 = 5.01 },
 		func(rs []Result) { rs[1].DeleteAll.P95 = 15.01 },
 		func(rs []Result) { rs[1].PerVMLifecycle = 1.51 },
+		func(rs []Result) { rs[1].EventEnd.PerVM = 0.11 },
+		func(rs []Result) { rs[1].EventEnd.KeysLeft = 1 },
 	} {
 		rs := passing()
 		breakIt(rs)
@@ -131,7 +135,7 @@ func TestEvaluateFailsWhenNotAllRanOrDeletesHung(t *testing.T) {
 	rs := passing()
 	rs[0].Running, rs[1].Running, rs[1].DeleteFloodMissing = 99, 999, 1
 	got := statuses(Evaluate(rs))
-	if got != "PASS PASS FAIL FAIL PASS FAIL FAIL PASS PASS" {
+	if got != "PASS PASS FAIL FAIL PASS FAIL FAIL PASS PASS PASS PASS" {
 		t.Errorf("statuses %s", got)
 	}
 }
@@ -139,7 +143,7 @@ func TestEvaluateFailsWhenNotAllRanOrDeletesHung(t *testing.T) {
 func TestEvaluateFailsWhatAnAbortedScenarioFeeds(t *testing.T) {
 	rs := passing()
 	rs[2].Aborted = true // the baseline
-	if got := statuses(Evaluate(rs)); got != "FAIL PASS PASS PASS PASS PASS PASS PASS PASS" {
+	if got := statuses(Evaluate(rs)); got != "FAIL PASS PASS PASS PASS PASS PASS PASS PASS PASS PASS" {
 		t.Errorf("statuses %s", got)
 	}
 }
@@ -147,7 +151,7 @@ func TestEvaluateFailsWhatAnAbortedScenarioFeeds(t *testing.T) {
 func TestEvaluateSkipsWhatWasNotRun(t *testing.T) {
 	rs := passing()[:1] // ours at N=100 only: the delete check falls to it
 	got := statuses(Evaluate(rs))
-	if got != "SKIP SKIP PASS SKIP SKIP FAIL SKIP SKIP SKIP" {
+	if got != "SKIP SKIP PASS SKIP SKIP FAIL SKIP SKIP SKIP SKIP SKIP" {
 		t.Errorf("statuses %s", got)
 	}
 	if (&Report{Targets: Evaluate(rs[:0])}).Missed() {
@@ -585,7 +589,8 @@ func TestTablesShowLifecycleRequestsAndVMsGoneFirst(t *testing.T) {
 	if f := strings.Fields(lineWith(t, text, "DO requests per VM lifecycle")); f[len(f)-1] != "1.10" {
 		t.Errorf("lifecycle row %q", f)
 	}
-	if f := strings.Fields(lineWith(t, text, "  DELETE /v2/droplets")); f[len(f)-1] != "1020" {
+	lifecycle, _, _ := strings.Cut(text, "event end:") // the event end lists its own requests by endpoint
+	if f := strings.Fields(lineWith(t, lifecycle, "  DELETE /v2/droplets")); f[len(f)-1] != "1020" {
 		t.Errorf("lifecycle by endpoint %q", f)
 	}
 	if f := strings.Fields(lineWith(t, text, "VMs gone from Kubernetes before DO took the delete")); f[len(f)-1] != "2" {

@@ -89,6 +89,8 @@ type Result struct {
 	// GoneBeforeDelete counts VMs that left Kubernetes (their finalizers
 	// released) before DigitalOcean accepted the delete of their droplet.
 	GoneBeforeDelete int `json:"gone_before_delete"`
+	// EventEnd is what the delete of all N cost DigitalOcean and left there.
+	EventEnd EventEnd `json:"event_end"`
 
 	Droplets   int `json:"droplets"`   // droplets created at the fake
 	Duplicates int `json:"duplicates"` // VMs that got more than one droplet
@@ -201,7 +203,7 @@ func orNaN(d Dist, v float64) float64 {
 	return v
 }
 
-func tableRows(endpoints, lifecycleEndpoints []string) []row {
+func tableRows(endpoints, lifecycleEndpoints, eventEndEndpoints []string) []row {
 	rows := []row{
 		{label: "VMs running", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Running) }},
 	}
@@ -244,6 +246,7 @@ func tableRows(endpoints, lifecycleEndpoints []string) []row {
 	rows = append(rows, distRows("delete-to-gone, all N", func(r *Result) Dist { return r.DeleteAll })[1:]...)
 	rows = append(rows, row{label: "VMs gone from Kubernetes before DO took the delete", format: "%.0f", noRatio: true,
 		value: func(r *Result) float64 { return float64(r.GoneBeforeDelete) }})
+	rows = append(rows, eventEndRows(eventEndEndpoints)...)
 	rows = append(rows,
 		row{label: "scenario real time (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.RealSeconds / 60 }},
 		row{label: "  of it up to all running (min)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return r.FloodRealSeconds / 60 }},
@@ -318,6 +321,7 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 	withRatio := ours != nil && base != nil
 	endpoints := endpointsOf(cols, func(r *Result) map[string]int { return r.Requests })
 	lifecycle := endpointsOf(cols, func(r *Result) map[string]int { return r.LifecycleRequests })
+	eventEnd := endpointsOf(cols, func(r *Result) map[string]int { return r.EventEnd.Requests })
 
 	fmt.Fprintf(w, "\nN = %d (rate-limit floor %.2f min; scale: flood %g, hold %g)\n", n, Floor(n).Minutes(), cols[0].FloodScale, cols[0].HoldScale)
 	header := []string{""}
@@ -328,7 +332,7 @@ func writeTable(w io.Writer, n int, cols []*Result) {
 		header = append(header, "ours/baseline")
 	}
 	lines := [][]string{header}
-	for _, r := range tableRows(endpoints, lifecycle) {
+	for _, r := range tableRows(endpoints, lifecycle, eventEnd) {
 		line := []string{r.label}
 		for _, c := range cols {
 			line = append(line, formatValue(r.format, r.value(c)))

@@ -154,19 +154,9 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 		s.floodStats(flood)
 		s.logf("after the hold: %d of %d running", s.res.Running, s.n)
 	}
-	if s.garg != nil {
-		// Gargantua deletes the set first, so its VM set controller makes
-		// no replacements; the VMs are then deleted as the garbage
-		// collector would, 20 at a time.
-		if err := s.garg.DeleteVMSet(floodSet); err != nil && !apierrors.IsNotFound(err) {
-			s.note("deleting the VM set: %v", err)
-		}
-	}
-	s.res.DeleteAll, s.res.DeleteAllMissing = s.deleteAndWait(ctx, flood)
-	if err := ctx.Err(); err != nil {
+	if err := s.endEvent(ctx, flood); err != nil {
 		return s.res, err
 	}
-	s.logf("all deleted: p95 %.2f s, %d not gone", s.res.DeleteAll.P95, s.res.DeleteAllMissing)
 
 	s.finish(ctx, cpu0, kube0)
 	s.res.RealSeconds = time.Since(began).Seconds()

@@ -101,7 +101,7 @@ func Evaluate(results []Result) []Target {
 				}
 				return flood <= maxDeleteInFlood*idle, detail
 			}),
-	}, append(scaleTargets(ours), reachabilityTargets(results)...)...)
+	}, slices.Concat(scaleTargets(ours), eventEndTargets(ours), reachabilityTargets(results))...)
 }
 
 // fewDeletes is r, or nil when it timed too few probe deletions to compare

@@ -1,0 +1,200 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// EventEnd is what deleting all N after the hold (a finished event's end)
+// cost DigitalOcean and left there. Its window runs from the benchmark's
+// first delete to the last flood VM gone from Kubernetes: what an operator
+// waits for, and what shares the token's budget with the next event.
+type EventEnd struct {
+	// VMs are the flood VMs deleted; NotGone those still in Kubernetes when
+	// waiting for them gave up (the window then ends there).
+	VMs     int `json:"vms"`
+	NotGone int `json:"not_gone"`
+	// Seconds is the window's length, simulated.
+	Seconds float64 `json:"seconds"`
+	// Requests are every request the fake saw in the window, by endpoint,
+	// whatever their status; TooMany the 429s among them; PerVM their sum
+	// over VMs.
+	Requests map[string]int `json:"requests"`
+	TooMany  int            `json:"too_many"`
+	PerVM    Num            `json:"per_vm"`
+	// KeysAtStart are the VMs' own SSH keys (all but the Environment's
+	// shared one) still in DigitalOcean at the first delete: keys the hold
+	// did not retire, each a DELETE in the window.
+	KeysAtStart int `json:"keys_at_start"`
+	// LastRetired is when the hold's last key delete came, in simulated
+	// minutes after the hold's controller started (null: none in the hold).
+	LastRetired Num `json:"last_retired_min"`
+	// KeysLeft and DropletsLeft are what DigitalOcean still held at the
+	// window's end: VMs' own SSH keys, and live droplets of any VM.
+	KeysLeft     int `json:"keys_left"`
+	DropletsLeft int `json:"droplets_left"`
+}
+
+// maxEventEndPerVM is the DigitalOcean requests an event's end may cost per
+// deleted VM: batched deletes cost three requests per hundred droplets, and
+// keys retired during the event cost none at its end.
+const maxEventEndPerVM = 0.1
+
+func isVanished(v *vmTimes) bool { return !v.vanished.IsZero() }
+
+// endEvent deletes the flood as a finished event's VMs are deleted (on the
+// vmset path its set first) and measures it: delete-to-gone of every VM,
+// then, once every VM has left Kubernetes, the requests of the window and
+// what DigitalOcean still holds.
+func (s *scenario) endEvent(ctx context.Context, flood []string) error {
+	e := &s.res.EventEnd
+	began := time.Now()
+	e.VMs, e.PerVM, e.LastRetired = len(flood), Num(nan), Num(nan)
+	e.KeysAtStart = vmKeys(s.do.Keys(s.token), s.sharedKeyName())
+	if s.garg != nil {
+		// Gargantua deletes the set first, so its VM set controller makes
+		// no replacements; the VMs are then deleted as the garbage
+		// collector would, 20 at a time.
+		if err := s.garg.DeleteVMSet(floodSet); err != nil && !apierrors.IsNotFound(err) {
+			s.note("deleting the VM set: %v", err)
+		}
+	}
+	s.res.DeleteAll, s.res.DeleteAllMissing = s.deleteAndWait(ctx, flood)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.logf("all deleted: p95 %.2f s, %d not gone", s.res.DeleteAll.P95, s.res.DeleteAllMissing)
+	if err := s.waitFor(ctx, flood, isVanished, s.bounds(len(flood)), nil); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.note("waiting for %d deleted VMs to leave Kubernetes: %v", len(flood), err)
+	}
+	end := time.Now()
+	if last, notGone := lastVanished(s.track.snapshot(flood)); notGone == 0 && len(flood) > 0 {
+		end = last
+	} else {
+		e.NotGone = notGone
+	}
+	e.KeysLeft, e.DropletsLeft = vmKeys(s.do.Keys(s.token), s.sharedKeyName()), len(s.do.Droplets(s.token))
+
+	records := s.do.Requests()
+	if counted := sum(s.do.RequestCounts()); counted > len(records) && (len(records) == 0 || records[0].Time.After(began)) {
+		s.note("the fake's request log lost the start of the event end: its requests are undercounted")
+	}
+	c := eventEndRequests(records, began, end)
+	e.Requests, e.TooMany, e.Seconds = c.byEndpoint, c.tooMany, s.tl.sim(began, end)
+	if e.VMs > 0 {
+		e.PerVM = Num(float64(c.total()) / float64(e.VMs))
+	}
+	if !s.tl.switched.IsZero() {
+		e.LastRetired = lastKeyDelete(records, s.tl.switched, began, s.tl.sim)
+	}
+	s.logf("event end: %d requests for %d VMs (%.3f per VM) in %.1f s; VM keys %d at the first delete, %d left; %d droplets left",
+		c.total(), e.VMs, float64(e.PerVM), e.Seconds, e.KeysAtStart, e.KeysLeft, e.DropletsLeft)
+	return nil
+}
+
+// sharedKeyName is the DigitalOcean name of the Environment's shared key,
+// which stays while the Environment does.
+func (s *scenario) sharedKeyName() string {
+	return digitalocean.KeyName(s.ns, virtualmachine.SharedKeyName(envName))
+}
+
+// vmKeys counts the keys but the shared one.
+func vmKeys(keys []godo.Key, shared string) int {
+	n := 0
+	for _, k := range keys {
+		if k.Name != shared {
+			n++
+		}
+	}
+	return n
+}
+
+// lastVanished is when the last of the VMs left Kubernetes, and how many
+// have not.
+func lastVanished(vms []vmTimes) (last time.Time, notGone int) {
+	for _, v := range vms {
+		if v.vanished.IsZero() {
+			notGone++
+		} else if v.vanished.After(last) {
+			last = v.vanished
+		}
+	}
+	return last, notGone
+}
+
+// eventEndRequests counts every request from began to end, both included.
+func eventEndRequests(records []fake.RequestRecord, began, end time.Time) reqCount {
+	return requestsIn(records, "", began, end.Add(time.Nanosecond))
+}
+
+// lastKeyDelete is the simulated minutes from from to the last key delete
+// DigitalOcean accepted before to (NaN: none); sim converts a span.
+func lastKeyDelete(records []fake.RequestRecord, from, to time.Time, sim func(a, b time.Time) float64) Num {
+	var last time.Time
+	for _, r := range records {
+		if r.Pattern == fake.RouteDeleteKey && r.Status/100 == 2 && !r.Time.Before(from) && r.Time.Before(to) && r.Time.After(last) {
+			last = r.Time
+		}
+	}
+	if last.IsZero() {
+		return Num(nan)
+	}
+	return Num(sim(from, last) / 60)
+}
+
+// eventEndTargets check the event's end of ours at N = 1,000 (nil: not
+// run): what it costs DigitalOcean per deleted VM, and that nothing is left
+// there.
+func eventEndTargets(ours *Result) []Target {
+	need := fmt.Sprintf("needs ours at N=%d", targetN)
+	notGone := func(e *EventEnd) string {
+		if e.NotGone > 0 {
+			return fmt.Sprintf(" (%d VMs never left Kubernetes)", e.NotGone)
+		}
+		return ""
+	}
+	return []Target{
+		check("event end at N=1000 (ours): ≤ 0.1 DO requests per deleted VM, first delete to last VM gone from Kubernetes",
+			[]*Result{ours}, need, func() (bool, string) {
+				e := &ours.EventEnd
+				detail := fmt.Sprintf("%s (%d requests for %d VMs in %.1f s, %d 429s, ssh_key_scope %s): %s",
+					formatValue("%.3f", float64(e.PerVM)), sum(e.Requests), e.VMs, e.Seconds, e.TooMany, ours.KeyScope, countsShown(e.Requests))
+				return e.VMs > 0 && float64(e.PerVM) <= maxEventEndPerVM && e.NotGone == 0, detail + notGone(e)
+			}),
+		check("event end at N=1000 (ours): no VM's SSH key and no droplet left at DO once every VM is gone from Kubernetes",
+			[]*Result{ours}, need, func() (bool, string) {
+				e := &ours.EventEnd
+				detail := fmt.Sprintf("%d keys, %d droplets left; %d VM keys were still registered at the first delete", e.KeysLeft, e.DropletsLeft, e.KeysAtStart)
+				return e.VMs > 0 && e.KeysLeft == 0 && e.DropletsLeft == 0 && e.NotGone == 0, detail + notGone(e)
+			}),
+	}
+}
+
+// eventEndRows are the event end's rows of the side-by-side table, with its
+// requests by endpoint.
+func eventEndRows(endpoints []string) []row {
+	rows := []row{
+		{label: "VM keys at DO when the deletes began", format: "%.0f", value: func(r *Result) float64 { return float64(r.EventEnd.KeysAtStart) }},
+		{label: "  last key delete in the hold (min after the restart)", format: "%.1f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.LastRetired) }},
+		{label: "event end: first delete to last VM gone (s)", format: "%.1f", value: func(r *Result) float64 { return r.EventEnd.Seconds }},
+		{label: "  DO requests per deleted VM", format: "%.3f", value: func(r *Result) float64 { return float64(r.EventEnd.PerVM) }},
+	}
+	for _, e := range endpoints {
+		rows = append(rows, row{label: "  " + e, format: "%.0f", value: func(r *Result) float64 { return float64(r.EventEnd.Requests[e]) }})
+	}
+	return append(rows,
+		row{label: "  429 responses", format: "%.0f", value: func(r *Result) float64 { return float64(r.EventEnd.TooMany) }},
+		row{label: "VM keys left at DO after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeysLeft) }},
+		row{label: "droplets left at DO after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.DropletsLeft) }},
+	)
+}
