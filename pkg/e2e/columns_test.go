@@ -148,11 +148,12 @@ func TestColumnsFollowAGoodVMToActive(t *testing.T) {
 	if !slices.Contains(seen, dropletcontroller.StateCreating) && !slices.Contains(seen, dropletcontroller.StateBooting) {
 		t.Errorf("STATE went %v: no Creating or Booting before Active", seen)
 	}
-	row, missing := w.printed("keys", "good")
-	if missing != "" {
-		t.Fatal(missing)
-	}
-	if problem := problemShown(row, keycontroller.StateActive, "registered"); problem != "" {
-		t.Error(problem)
-	}
+	// The VM's own key goes from DigitalOcean once its droplet exists.
+	w.eventually(30*time.Second, "the Key shown Retired", func() string {
+		row, missing := w.printed("keys", "good")
+		if missing != "" {
+			return missing
+		}
+		return problemShown(row, keycontroller.StateRetired, "deleted in DigitalOcean once droplet")
+	})
 }

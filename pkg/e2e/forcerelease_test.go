@@ -23,6 +23,9 @@ import (
 func TestForceReleaseLetsAStuckDeletionGo(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	env := w.standardEnv("do-env")
+	// Each VM's key stays registered (DigitalOcean fails its retirement),
+	// so that the Key too has something to delete.
+	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteKey: {ErrorRate: 1, ErrorStatus: http.StatusServiceUnavailable}}})
 	// "whole" is released through its VM; "parts" one object at a time.
 	names := []string{"whole", "parts"}
 	for _, n := range names {

@@ -60,9 +60,10 @@ type Options struct {
 	// Result, if set, is filled in before Run returns.
 	Result *Result
 
-	// cleanupFaults, if set, is what goes wrong at the fake once cleanup
-	// starts (tests of a cleanup that cannot finish).
-	cleanupFaults *fake.Faults
+	// faults and cleanupFaults, if set, are what goes wrong at the fake
+	// from the start and once cleanup starts (tests of a cleanup that
+	// cannot finish).
+	faults, cleanupFaults *fake.Faults
 }
 
 // Result is what a run leaves behind, for callers that check cleanup.

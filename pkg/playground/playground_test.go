@@ -243,6 +243,8 @@ func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
 	err := Run(ctx, Options{
 		VMs: 1, BootDelay: 300 * time.Millisecond, BaseDir: t.TempDir(), Abort: abort,
 		OnReady: func() { close(abort); cancel() },
+		// The VM's key stays registered: its delete, once the droplet exists, fails too.
+		faults: &fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteKey: refuse}},
 		cleanupFaults: &fake.Faults{Rules: map[string]fake.FaultRule{
 			fake.RouteDeleteDroplet: refuse, fake.RouteDeleteDropletsByTag: refuse, fake.RouteDeleteKey: refuse}},
 	}, io.MultiWriter(&out, testutil.LogWriter(t)))

@@ -77,6 +77,9 @@ func (p *playground) start(ctx context.Context) error {
 		return err
 	}
 	p.do.AddAccount(Token, fake.AccountOptions{})
+	if p.opts.faults != nil {
+		p.do.SetFaults(*p.opts.faults)
+	}
 	fmt.Fprintf(p.out, "fake DigitalOcean API at %s (token %s, boot delay %v)\n", p.do.URL(), Token, p.opts.BootDelay)
 
 	if err := p.createObjects(); err != nil {

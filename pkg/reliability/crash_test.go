@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"fmt"
+	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"go/build"
 	"os"
 	"os/exec"
@@ -117,16 +118,20 @@ func TestCrashAtEachCreatePoint(t *testing.T) {
 			}
 
 			r.waitRunning(2*time.Minute, crashVM)
-			drops, keys := r.do.Droplets(r.token), r.do.Keys(r.token)
-			if len(drops) != 1 || len(keys) > 1 {
-				// Its key is deleted once its droplet exists: one or none.
-				t.Fatalf("DigitalOcean holds %d droplets and %d keys for one VM, want 1 and at most 1", len(drops), len(keys))
+			// Its key is deleted in DigitalOcean once its droplet exists.
+			testutil.Eventually(r.t, time.Minute, "the VM's key retired", func() string {
+				k, keys := r.keyObject(), r.do.Keys(r.token)
+				if len(keys) != 0 || k.Status.KeyID != 0 || k.Status.State != keycontroller.StateRetired {
+					return fmt.Sprintf("%d keys at DigitalOcean; Key ID %d, state %q", len(keys), k.Status.KeyID, k.Status.State)
+				}
+				return ""
+			})
+			drops := r.do.Droplets(r.token)
+			if len(drops) != 1 {
+				t.Fatalf("DigitalOcean holds %d droplets for one VM, want 1", len(drops))
 			}
 			if id := r.dropletObject().Status.DropletID; id != drops[0].ID {
 				t.Errorf("Droplet status has ID %d, DigitalOcean's droplet is %d", id, drops[0].ID)
-			}
-			if id := r.keyObject().Status.KeyID; id != keys[0].ID {
-				t.Errorf("Key status has ID %d, DigitalOcean's key is %d", id, keys[0].ID)
 			}
 
 			r.deleteVMs(crashVM)

@@ -68,8 +68,9 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 		return h.backoff.Delay(objectKey(k), f)
 	}
 	h.backoff.Reset(objectKey(k))
+	// The same line as a deletion at the VM's end: it is the key's one delete.
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).WithField("droplet", droplet).
-		Info("SSH key deleted in DigitalOcean: its droplet exists, and the key pair stays in its Secret")
+		WithField("why", "its droplet exists; the key pair stays in its Secret").Info("SSH key deleted in DigitalOcean")
 	message := fmt.Sprintf("SSH key %d (%s) deleted in DigitalOcean once droplet %d existed; registered again from Secret %q if a droplet must be made again",
 		k.Status.KeyID, k.Status.Fingerprint, droplet, k.Spec.PublicKeySecretRef.Name)
 	k.Status.KeyID = 0
