@@ -67,11 +67,19 @@ func init() {
 
 var idSegment = regexp.MustCompile(`^([0-9]+|[0-9a-f]{2}(:[0-9a-f]{2})+)$`)
 
-// Endpoint turns a request into a low-cardinality label: ids and fingerprints become {id}.
+// namedAfter are DigitalOcean's collections whose next path segment names
+// one member, with the placeholder that replaces it: a tag's name carries
+// a VM's UID or a batch's random part, and would make a series per VM.
+var namedAfter = map[string]string{"droplets": "{id}", "keys": "{id}", "actions": "{id}", "tags": "{tag}", "images": "{image}"}
+
+// Endpoint turns a request into a low-cardinality label, the path's
+// template: member names, ids and fingerprints become placeholders.
 func Endpoint(method, path string) string {
 	segments := strings.Split(path, "/")
 	for i, seg := range segments {
-		if idSegment.MatchString(seg) {
+		if placeholder, ok := namedAfter[segments[max(i-1, 0)]]; ok && i > 0 && seg != "" {
+			segments[i] = placeholder
+		} else if idSegment.MatchString(seg) {
 			segments[i] = "{id}"
 		}
 	}

@@ -13,6 +13,12 @@ func TestEndpointHidesIDs(t *testing.T) {
 		"/v2/droplets/12345": "GET /v2/droplets/{id}",
 		"/v2/droplets":       "GET /v2/droplets",
 		"/v2/account/keys/3b:16:bf:e4:8b:00:8b:b8:59:8c:a9:d3:f0:19:45:fa": "GET /v2/account/keys/{id}",
+		"/v2/account/keys": "GET /v2/account/keys",
+		"/v2/tags/hfdo-vm:6f1c2a9e-0b7d-4c55-9a3e-2f1d0c9b8a7e/resources": "GET /v2/tags/{tag}/resources",
+		"/v2/tags/hfdo-delete:0123456789abcdef":                           "GET /v2/tags/{tag}",
+		"/v2/tags":                                                        "GET /v2/tags",
+		"/v2/images/ubuntu-22-04-x64":                                     "GET /v2/images/{image}",
+		"/v2/droplets/12345/actions/678":                                  "GET /v2/droplets/{id}/actions/{id}",
 	} {
 		if got := Endpoint("GET", path); got != want {
 			t.Errorf("%s → %q, want %q", path, got, want)
