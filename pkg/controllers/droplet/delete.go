@@ -18,8 +18,6 @@ import (
 type deleteTargets struct {
 	ids []int
 	tag string
-	// byID are the ids the tag does not cover, deleted one by one.
-	byID []int
 }
 
 // deleteTargets reads d's targets from what is on record, without asking
@@ -43,7 +41,6 @@ func (t *deleteTargets) add(id int) {
 		return
 	}
 	t.ids = append(t.ids, id)
-	t.byID = append(t.byID, id)
 }
 
 // settled: DigitalOcean confirmed every target deleted already (the reaper,
@@ -62,7 +59,7 @@ func (h *handler) send(ctx context.Context, client *godo.Client, t deleteTargets
 			return err
 		}
 	}
-	for _, id := range t.byID {
+	for _, id := range t.ids {
 		if h.mem.isGone(id) {
 			continue
 		}

@@ -75,7 +75,7 @@ func TestDeleteTargetsOfAnUnansweredCreateUseTheVMTag(t *testing.T) {
 	v1alpha1.Created.False(d)
 
 	targets := h.deleteTargets(d)
-	if targets.tag != tag || len(targets.byID) != 0 {
+	if targets.tag != tag || len(targets.ids) != 0 {
 		t.Fatalf("targets = %+v, want the tag %s and nothing by id", targets, tag)
 	}
 	if err := h.send(context.Background(), client, targets); err != nil {
@@ -105,7 +105,7 @@ func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", ReasonClaimedFromPool)),
 	}
 	for name, targets := range all {
-		if targets.tag != "" || len(targets.byID) != 1 || !targets.batchable() {
+		if targets.tag != "" || len(targets.ids) != 1 || !targets.batchable() {
 			t.Errorf("%s: targets = %+v, want its ID alone, batchable", name, targets)
 		}
 		if err := h.send(context.Background(), client, targets); err != nil {

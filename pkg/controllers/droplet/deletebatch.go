@@ -75,7 +75,7 @@ func newDeleteBatcher(h *handler) *deleteBatcher {
 // batchable: targets are droplet IDs alone, as they are for every droplet
 // whose ID is known, however it was made. A create whose answer is not in
 // goes by its VM's tag, in the Droplet's cleanup.
-func (t deleteTargets) batchable() bool { return t.tag == "" && len(t.byID) > 0 }
+func (t deleteTargets) batchable() bool { return t.tag == "" && len(t.ids) > 0 }
 
 // add queues d's targets for client's next batch, once per VM.
 func (b *deleteBatcher) add(client *godo.Client, d *v1alpha1.Droplet, t deleteTargets) {
@@ -162,8 +162,8 @@ func (b *deleteBatcher) take(q *deleteQueue) []*deleteEntry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, droplets := 0, 0
-	for n < len(q.entries) && (n == 0 || droplets+len(q.entries[n].targets.byID) <= maxDeleteBatch) {
-		droplets += len(q.entries[n].targets.byID)
+	for n < len(q.entries) && (n == 0 || droplets+len(q.entries[n].targets.ids) <= maxDeleteBatch) {
+		droplets += len(q.entries[n].targets.ids)
 		n++
 	}
 	batch := q.entries[:n:n]
@@ -197,7 +197,7 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 	batch = b.recheck(batch)
 	var ids []int
 	for _, e := range batch {
-		ids = append(ids, e.targets.byID...)
+		ids = append(ids, e.targets.ids...)
 	}
 	ids = slices.DeleteFunc(ids, b.h.mem.isGone)
 	if len(ids) == 0 {

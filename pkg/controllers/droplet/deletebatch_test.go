@@ -250,7 +250,7 @@ func TestDeleteBatchTakesOnlyDropletsKnownByID(t *testing.T) {
 	if (deleteTargets{tag: "hfdo-vm:x", ids: []int{1}}).batchable() {
 		t.Error("targets with a VM tag are batchable")
 	}
-	if !(deleteTargets{ids: []int{1}, byID: []int{1}}).batchable() || (deleteTargets{}).batchable() {
+	if !(deleteTargets{ids: []int{1}}).batchable() || (deleteTargets{}).batchable() {
 		t.Error("batchable wrong for ID-only or empty targets")
 	}
 }
