@@ -47,6 +47,7 @@ type handler struct {
 	// lastPass holds, by pool UID, when droplet time was last accounted (time.Time).
 	lastPass sync.Map
 	expected expectations
+	refills  refills
 	// handedOver holds the UIDs of the members handed over (bool).
 	handedOver sync.Map
 	// unrecorded holds, by pool UID, the claims handed over that no status
@@ -85,6 +86,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 			metrics.ForgetWarmPool(pool.Spec.Environment, pool.Spec.Template)
 			h.lastPass.Delete(pool.UID)
 			h.expected.forget(pool.UID)
+			h.refills.forget(pool.UID)
 			h.addUnrecorded(pool, 0)
 		}
 		return pool, nil
