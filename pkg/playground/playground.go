@@ -47,6 +47,10 @@ type Options struct {
 	// make a scheduled event's VM set of static VMs and run the simulated
 	// Gargantua's reactive loops.
 	Gargantua gargantuasim.Version
+	// WarmPool, if set, is the Environment's warm_pool (a size or "auto"):
+	// a running scheduled event asks for the template, and the VMs are made
+	// once the pool is ready, so each takes one of its droplets.
+	WarmPool string
 	// StatePath, if set, is where the state file for the helper commands
 	// (session, vm, ssh) is written once the VMs exist; it is removed when
 	// Run stops.
@@ -71,6 +75,8 @@ type Result struct {
 	Dir          string
 	DropletsLeft int
 	KeysLeft     int
+	// Claimed counts the VMs made at start that took a warm pool droplet.
+	Claimed int
 }
 
 func (o *Options) defaults() {
@@ -101,6 +107,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}()
 
 	if err := p.start(ctx); err != nil {
+		return p.unlessInterrupted(ctx, err)
+	}
+	if err := p.fillPool(ctx); err != nil {
 		return p.unlessInterrupted(ctx, err)
 	}
 	names, err := p.createVMs()
@@ -148,6 +157,7 @@ func (p *playground) showReady(ctx context.Context, names []string) error {
 	if err := p.printHints(names[0]); err != nil {
 		return err
 	}
+	p.reportClaims(names)
 	if p.opts.OnReady != nil {
 		p.opts.OnReady()
 	}

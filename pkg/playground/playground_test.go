@@ -268,3 +268,44 @@ func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
 		t.Error("shutdown did not name the VM it deleted")
 	}
 }
+
+// TestWarmPoolFlagShowsVMsTakingPoolDroplets runs the playground with a
+// warm pool: the VMs made at start take the pool's droplets, the output
+// says so and how to watch the pool, and nothing is left at the end.
+func TestWarmPoolFlagShowsVMsTakingPoolDroplets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	var res Result
+	err := Run(ctx, Options{
+		VMs: 2, BootDelay: 300 * time.Millisecond, BaseDir: t.TempDir(), Result: &res, WarmPool: "2",
+		OnReady: func() { cancel() },
+	}, io.MultiWriter(&out, testutil.LogWriter(t)))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	text := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^warm pool \S+: 2 ready, 0 booting, wanted 2$`),
+		regexp.MustCompile(`(?m)^2 of 2 VMs took a droplet from the warm pool`),
+		regexp.MustCompile(`(?m)^kubectl get warmpools -n hobbyfarm$`),
+	} {
+		if !want.MatchString(text) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+	if res.Claimed != 2 {
+		t.Errorf("%d of 2 VMs took a pool droplet, want 2", res.Claimed)
+	}
+	if res.DropletsLeft != 0 || res.KeysLeft != 0 {
+		t.Errorf("fake still holds %d droplets and %d keys", res.DropletsLeft, res.KeysLeft)
+	}
+}
+
+func TestCheckWarmPool(t *testing.T) {
+	for value, ok := range map[string]bool{"": true, "1": true, "100": true, "auto": true, "0": false, "101": false, "five": false, "Auto": false} {
+		if err := CheckWarmPool(value); (err == nil) != ok {
+			t.Errorf("CheckWarmPool(%q) = %v, want ok %v", value, err, ok)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type playground struct {
 	hf       *gargantuasim.Clients
 	droplets provcontrollers.DropletClient
 	keys     provcontrollers.KeyClient
+	pools    provcontrollers.WarmPoolClient
 	hfEnv    *hfv1.Environment
 	garg     *gargantuasim.Gargantua
 
@@ -121,6 +122,7 @@ func (p *playground) createObjects() error {
 	p.hfEnv, err = gargantuasim.CreateSetup(context.Background(), cfg, gargantuasim.Setup{
 		Namespace: Namespace, Token: Token, TokenSecret: TokenSecret,
 		Template: TemplateName, Image: Image, Size: Size, Region: Region, Env: EnvName,
+		Extra: p.opts.poolSettings(),
 	})
 	if err != nil {
 		return err
@@ -135,6 +137,7 @@ func (p *playground) createObjects() error {
 	}
 	p.droplets = prov.Provisioning().V1alpha1().Droplet()
 	p.keys = prov.Provisioning().V1alpha1().Key()
+	p.pools = prov.Provisioning().V1alpha1().WarmPool()
 	fmt.Fprintf(p.out, "namespace %s: secret %s, template %s, environment %s\n", Namespace, TokenSecret, TemplateName, EnvName)
 	return nil
 }

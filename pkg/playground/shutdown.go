@@ -32,6 +32,9 @@ func (p *playground) deleteVMs() error {
 			return fmt.Errorf("deleting VM set %s: %w", VMSetName, err)
 		}
 	}
+	if err := p.endPoolEvent(); err != nil {
+		return err
+	}
 	began := time.Now()
 	deadline := time.NewTimer(cleanupTimeout)
 	defer deadline.Stop()

@@ -94,6 +94,10 @@ func runFlags() (*flag.FlagSet, *playground.Options) {
 	fs.DurationVar(&opts.BootDelay, "boot-delay", 3*time.Second, "how long a fake droplet stays new before it is active")
 	fs.BoolVar(&opts.Keep, "keep", false, "keep the temp dir (kubeconfig, logs, key files) after exit")
 	fs.TextVar(&opts.Gargantua, "gargantua", gargantuasim.V1_0, "Gargantua version to play: v1.0, v3.0 or v3.3")
+	fs.Func("warm-pool", "warm_pool of the playground's Environment: a size or auto", func(v string) error {
+		opts.WarmPool = v
+		return playground.CheckWarmPool(v)
+	})
 	stateFlag(fs, &opts.StatePath)
 	return fs, opts
 }
