@@ -20,11 +20,12 @@ type item struct{ vm, vmset string }
 
 type workQueue = workqueue.TypedRateLimitingInterface[item]
 
-// Run runs, until ctx ends, what this version does by itself when VMs
-// change, and returns once all of it has stopped: the VM set controller
+// Run runs, until ctx ends, what this version does by itself, and returns
+// once all of it has stopped: the VM set controller
 // (removes its finalizer from deleting VMs, replaces a set's VMs once gone)
 // and, for V3_3, the terraform service (deletes tainted VMs, empties the
-// finalizers of deleting ones). Like Gargantua it watches the namespace's
+// finalizers of deleting ones), and the scheduled-event controller
+// (RunEvents). Like Gargantua it watches the namespace's
 // VMs and acts within moments of a change; a failed write is retried with
 // backoff, as Gargantua's work queues retry.
 func (g *Gargantua) Run(ctx context.Context) error {
@@ -42,6 +43,11 @@ func (g *Gargantua) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer queue.ShutDown() // runs before wg.Wait: it ends the worker
 	wg.Go(func() { informer.RunWithContext(ctx) })
+	wg.Go(func() {
+		if err := g.RunEvents(ctx); err != nil {
+			utilruntime.HandleError(fmt.Errorf("gargantuasim %s: scheduled events: %w", g.Version, err))
+		}
+	})
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil // ctx ended first: a stop like any other
 	}
