@@ -7,10 +7,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -33,7 +30,7 @@ func (g *Gargantua) RunEvents(ctx context.Context) error {
 		default:
 		}
 	}
-	informer := cache.NewSharedIndexInformer(g.eventListWatch(), &hfv1.ScheduledEvent{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(listWatch(g.Clients.Events, g.Namespace), &hfv1.ScheduledEvent{}, 0, cache.Indexers{})
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: poke, UpdateFunc: func(_, obj any) { poke(obj) }, DeleteFunc: poke,
 	}); err != nil {
@@ -104,15 +101,4 @@ func (g *Gargantua) advanceEvent(e *hfv1.ScheduledEvent, now time.Time) (time.Du
 		}
 	}
 	return 0, nil
-}
-
-func (g *Gargantua) eventListWatch() cache.ListerWatcher {
-	return &cache.ListWatch{
-		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return g.Clients.Events.List(g.Namespace, opts)
-		},
-		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return g.Clients.Events.Watch(g.Namespace, opts)
-		},
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,7 +31,7 @@ type workQueue = workqueue.TypedRateLimitingInterface[item]
 // backoff, as Gargantua's work queues retry.
 func (g *Gargantua) Run(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]())
-	informer := cache.NewSharedIndexInformer(g.vmListWatch(), &hfv1.VirtualMachine{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(listWatch(g.Clients.VMs, g.Namespace), &hfv1.VirtualMachine{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { observe(queue, obj, false) },
 		UpdateFunc: func(_, obj any) { observe(queue, obj, false) },
@@ -59,13 +60,14 @@ func (g *Gargantua) Run(ctx context.Context) error {
 	return nil
 }
 
-func (g *Gargantua) vmListWatch() cache.ListerWatcher {
+// listWatch lists and watches c's kind in namespace, for an informer.
+func listWatch[T generic.RuntimeMetaObject, L runtime.Object](c generic.ClientInterface[T, L], namespace string) cache.ListerWatcher {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return g.Clients.VMs.List(g.Namespace, opts)
+			return c.List(namespace, opts)
 		},
 		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return g.Clients.VMs.Watch(g.Namespace, opts)
+			return c.Watch(namespace, opts)
 		},
 	}
 }
