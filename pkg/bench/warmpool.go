@@ -368,9 +368,10 @@ func (s *poolSide) tearDown() {
 	(&scenario{env: s.env, ns: s.ns, ctrl: s.ctrl, do: s.do}).tearDown(true)
 }
 
-// startEvent makes the side's ScheduledEvent active for the Environment.
+// startEvent starts the side's ScheduledEvent for the Environment, with
+// more seats than the run makes VMs: the seats never cap its pool.
 func (s *poolSide) startEvent() error {
-	_, err := s.hf.StartEvent(s.ns, poolEvent, map[string]map[string]int{envName: {template: 0}})
+	_, err := s.hf.StartEvent(s.ns, poolEvent, map[string]map[string]int{envName: {template: 100000}})
 	return err
 }
 

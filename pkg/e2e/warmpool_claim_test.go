@@ -40,7 +40,8 @@ func poolWorld(t *testing.T, o worldOptions, size int, active bool, extra ...str
 	return w, env
 }
 
-// setEvent creates or updates a scheduled event using env, active or finished.
+// setEvent creates or updates a scheduled event using env, running (from
+// an hour ago for a day, with seats for every VM a test makes) or finished.
 func (w *world) setEvent(name string, env *hfv1.Environment, active bool) {
 	w.t.Helper()
 	f, err := hobbyfarm.NewFactoryFromConfig(testenv.Require(w.t).Config())
@@ -52,7 +53,8 @@ func (w *world) setEvent(name string, env *hfv1.Environment, active bool) {
 	if apierrors.IsNotFound(err) {
 		ev, err = events.Create(&hfv1.ScheduledEvent{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
 			Spec: hfv1.ScheduledEventSpec{Name: name, OnDemand: true,
-				RequiredVirtualMachines: map[string]map[string]int{env.Name: {"ubuntu": 0}}}})
+				StartTime: gargantuasim.EventTime(time.Now().Add(-time.Hour)), EndTime: gargantuasim.EventTime(time.Now().Add(24 * time.Hour)),
+				RequiredVirtualMachines: map[string]map[string]int{env.Name: {"ubuntu": 100}}}})
 	}
 	if err != nil {
 		w.t.Fatal(err)

@@ -160,7 +160,7 @@ func TestWarmPoolFollowsItsEvent(t *testing.T) {
 	w.waitFakeEmpty(drainWithin, "the pool drained after the event's end")
 	// Events are recorded asynchronously: the drain may finish first.
 	w.eventually(10*time.Second, "a draining Event on the pool", func() string {
-		if got := w.events("WarmPool", pooledUbuntu); !hasEvent(got, "draining: no active event") {
+		if got := w.events("WarmPool", pooledUbuntu); !hasEvent(got, "draining: no running event") {
 			return fmt.Sprint(got)
 		}
 		return ""

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,16 +21,17 @@ type item struct{ vm, vmset string }
 
 type workQueue = workqueue.TypedRateLimitingInterface[item]
 
-// Run runs, until ctx ends, what this version does by itself when VMs
-// change, and returns once all of it has stopped: the VM set controller
+// Run runs, until ctx ends, what this version does by itself, and returns
+// once all of it has stopped: the VM set controller
 // (removes its finalizer from deleting VMs, replaces a set's VMs once gone)
 // and, for V3_3, the terraform service (deletes tainted VMs, empties the
-// finalizers of deleting ones). Like Gargantua it watches the namespace's
+// finalizers of deleting ones), and the scheduled-event controller
+// (RunEvents). Like Gargantua it watches the namespace's
 // VMs and acts within moments of a change; a failed write is retried with
 // backoff, as Gargantua's work queues retry.
 func (g *Gargantua) Run(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]())
-	informer := cache.NewSharedIndexInformer(g.vmListWatch(), &hfv1.VirtualMachine{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(listWatch(g.Clients.VMs, g.Namespace), &hfv1.VirtualMachine{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { observe(queue, obj, false) },
 		UpdateFunc: func(_, obj any) { observe(queue, obj, false) },
@@ -42,6 +44,11 @@ func (g *Gargantua) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer queue.ShutDown() // runs before wg.Wait: it ends the worker
 	wg.Go(func() { informer.RunWithContext(ctx) })
+	wg.Go(func() {
+		if err := g.RunEvents(ctx); err != nil {
+			utilruntime.HandleError(fmt.Errorf("gargantuasim %s: scheduled events: %w", g.Version, err))
+		}
+	})
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil // ctx ended first: a stop like any other
 	}
@@ -53,13 +60,14 @@ func (g *Gargantua) Run(ctx context.Context) error {
 	return nil
 }
 
-func (g *Gargantua) vmListWatch() cache.ListerWatcher {
+// listWatch lists and watches c's kind in namespace, for an informer.
+func listWatch[T generic.RuntimeMetaObject, L runtime.Object](c generic.ClientInterface[T, L], namespace string) cache.ListerWatcher {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return g.Clients.VMs.List(g.Namespace, opts)
+			return c.List(namespace, opts)
 		},
 		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return g.Clients.VMs.Watch(g.Namespace, opts)
+			return c.Watch(namespace, opts)
 		},
 	}
 }

@@ -30,11 +30,11 @@ func (w *world) poolEnv(name string, size int, extra map[string]string) *hfv1.En
 	return w.env(name, specifics)
 }
 
-// startEvent starts an active on-demand ScheduledEvent asking for VMs of
-// env: what keeps env's pools up.
+// startEvent starts a running on-demand ScheduledEvent asking for VMs of
+// env, with seats for every VM a test makes: what keeps env's pools up.
 func (w *world) startEvent(name string, env *hfv1.Environment) {
 	w.t.Helper()
-	if _, err := w.hf.StartEvent(w.ns, name, map[string]map[string]int{env.Name: {"ubuntu": 0}}); err != nil {
+	if _, err := w.hf.StartEvent(w.ns, name, map[string]map[string]int{env.Name: {"ubuntu": 1000}}); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -48,6 +47,8 @@ type handler struct {
 	lastPass sync.Map
 	expected expectations
 	refills  refills
+	// eventState remembers each pool's open event windows.
+	eventState eventState
 	// handedOver holds the UIDs of the members handed over (bool).
 	handedOver sync.Map
 	// unrecorded holds, by pool UID, the claims handed over that no status
@@ -87,6 +88,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 			h.lastPass.Delete(pool.UID)
 			h.expected.forget(pool.UID)
 			h.refills.forget(pool.UID)
+			h.eventState.forget(pool)
 			h.addUnrecorded(pool, 0)
 		}
 		return pool, nil
@@ -111,7 +113,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 	}
 	status := *pool.Status.DeepCopy()
 	status.Claims += unrecorded
-	active, err := h.activeEvents(env)
+	w, err := h.poolWindow(pool, env, members, now)
 	if err != nil {
 		return pool, err
 	}
@@ -119,8 +121,8 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 	if err != nil {
 		return pool, err
 	}
-	status.ActiveEvents = active
-	status.Wanted = wantedSize(pool, env, active, vms, pending)
+	status.ActiveEvents = eventNames(w.Serving)
+	status.Wanted, status.Message = wantedSize(pool, env, w, vms, pending)
 
 	var errs []error
 	for _, d := range toDrain(pool, members, status.Wanted) {
@@ -141,7 +143,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 	if err := errors.Join(errs...); err != nil {
 		return pool, err
 	}
-	h.pools.EnqueueAfter(pool.Namespace, pool.Name, h.opts.Resync)
+	h.pools.EnqueueAfter(pool.Namespace, pool.Name, h.requeueAfter(w, time.Now()))
 	return pool, nil
 }
 
@@ -168,14 +170,6 @@ func countCurrent(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet) int {
 		}
 	}
 	return n
-}
-
-func (h *handler) activeEvents(env *hfv1.Environment) ([]string, error) {
-	events, err := h.events.List(env.Namespace, labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	return activeEvents(env.Name, events), nil
 }
 
 // vmsOfTemplate counts this provisioner's VMs of the pool's Environment

@@ -1,6 +1,6 @@
 // Package warmpool keeps, per Environment and template with warm_pool set,
 // booted and reachable droplets that a new VM takes instead of waiting for
-// a create: it makes the WarmPools, sizes them from the active scheduled
+// a create: it makes the WarmPools, sizes them from the running scheduled
 // events, fills, drains and replaces their members, and deletes a member
 // once the VM that claimed it holds its droplet.
 package warmpool

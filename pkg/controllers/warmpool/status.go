@@ -1,9 +1,7 @@
 package warmpool
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -33,7 +31,7 @@ func countMembers(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet, status *
 }
 
 // writeStatus records status when it changed, with an Event when the
-// target did, and updates the pool's metrics.
+// target or why it is so did, and updates the pool's metrics.
 func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolStatus) (*v1alpha1.WarmPool, error) {
 	env, template := pool.Spec.Environment, pool.Spec.Template
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolWanted).Set(float64(status.Wanted))
@@ -42,28 +40,22 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	if equality.Semantic.DeepEqual(pool.Status, status) {
 		return pool, nil
 	}
-	wantedBefore := pool.Status.Wanted
+	before := pool.Status
 	updated := pool.DeepCopy()
 	updated.Status = status
 	updated, err := h.pools.UpdateStatus(updated)
 	if err != nil {
 		return pool, err
 	}
-	if status.Wanted != wantedBefore {
-		if status.Wanted == 0 {
-			h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolDraining, drainingMessage(status.ActiveEvents))
-		} else {
-			h.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonPoolWanted, "keeping %d ready for event %s", status.Wanted, strings.Join(status.ActiveEvents, ", "))
-		}
+	// A new pool's first message is no news unless it wants members.
+	switch {
+	case status.Wanted == before.Wanted && (status.Message == before.Message || before.Message == ""):
+	case status.Wanted == 0:
+		h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolDraining, "draining: "+status.Message)
+	default:
+		h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolWanted, status.Message)
 	}
 	return updated, nil
-}
-
-func drainingMessage(active []string) string {
-	if len(active) == 0 {
-		return "draining: no active event"
-	}
-	return fmt.Sprintf("draining: event %s is active but the template's count_capacity is taken by VMs", strings.Join(active, ", "))
 }
 
 // accountDropletTime adds the time since the pool's last pass for each

@@ -39,16 +39,20 @@ type WarmPoolSpec struct {
 
 // WarmPoolStatus counts the pool's members.
 type WarmPoolStatus struct {
-	// Wanted is the current target: WarmPool while an event that uses the
-	// Environment is active, within its capacity; else 0.
+	// Wanted is the current target: WarmPool while a scheduled event
+	// asking for the template runs (from its start time minus the pool's
+	// lead until its end time), within the seats its VMs left and
+	// count_capacity; else 0.
 	Wanted int `json:"wanted"`
+	// Message says why Wanted is what it is.
+	Message string `json:"message,omitempty"`
 	// Ready members are reachable and unclaimed.
 	Ready int `json:"ready"`
 	// Booting members are being created or checked.
 	Booting int `json:"booting"`
 	// Claims is how many members VMs have taken so far.
 	Claims int `json:"claims"`
-	// ActiveEvents are the active scheduled events that keep the pool up.
+	// ActiveEvents are the scheduled events the pool serves now.
 	ActiveEvents []string                            `json:"activeEvents,omitempty"`
 	Conditions   []genericcondition.GenericCondition `json:"conditions,omitempty"`
 }
