@@ -27,8 +27,13 @@ type WarmPool struct {
 type WarmPoolSpec struct {
 	Environment string `json:"environment"`
 	Template    string `json:"template"`
-	// WarmPool is the configured number of droplets to keep ready.
+	// WarmPool is the configured number of droplets to keep ready; unused
+	// when Auto.
 	WarmPool int `json:"warmPool"`
+	// Auto sizes the pool from its recent arrivals and refill time (see
+	// WarmPoolStatus.Auto), at most Max.
+	Auto bool `json:"auto,omitempty"`
+	Max  int  `json:"max,omitempty"`
 	// Droplet is the request every member is created with; a member's
 	// name, identity tag and key differ.
 	Droplet DropletSpec `json:"droplet"`
@@ -48,9 +53,25 @@ type WarmPoolStatus struct {
 	Booting int `json:"booting"`
 	// Claims is how many members VMs have taken so far.
 	Claims int `json:"claims"`
+	// Auto is how an auto-sized pool chose its size; nil for a fixed size.
+	Auto *WarmPoolAutoStatus `json:"auto,omitempty"`
 	// ActiveEvents are the active scheduled events that keep the pool up.
 	ActiveEvents []string                            `json:"activeEvents,omitempty"`
 	Conditions   []genericcondition.GenericCondition `json:"conditions,omitempty"`
+}
+
+// WarmPoolAutoStatus is what an auto-sized pool's size was chosen from.
+type WarmPoolAutoStatus struct {
+	// Size is the size chosen, before the event's and capacity's caps.
+	Size int `json:"size"`
+	// Basis says why: start (no arrivals seen yet: Max), arrivals (the
+	// arrivals expected within one refill, at 95% confidence), max (that,
+	// capped at Max) or floor (too few arrivals: one is kept).
+	Basis string `json:"basis"`
+	// ArrivalsPerMinute is the recent arrival rate of the template's VMs.
+	ArrivalsPerMinute float64 `json:"arrivalsPerMinute"`
+	// RefillSeconds is the learned time from a member's create to claimable.
+	RefillSeconds int `json:"refillSeconds"`
 }
 
 // PoolMembership marks a Droplet made for a WarmPool.
