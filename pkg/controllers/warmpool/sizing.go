@@ -24,14 +24,14 @@ func activeEvents(env string, events []*hfv1.ScheduledEvent) []string {
 }
 
 // wantedSize is the pool's current target: none without an active event,
-// else its configured size within what count_capacity leaves for the
-// template once its VMs (vms) and the members VMs took but do not hold yet
-// (claimedPending) are counted.
-func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, active []string, vms, claimedPending int) int {
+// else its size (see handler.size) within what count_capacity leaves for
+// the template once its VMs (vms) and the members VMs took but do not hold
+// yet (claimedPending) are counted.
+func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, active []string, vms, claimedPending, size int) int {
 	if len(active) == 0 {
 		return 0
 	}
-	wanted := pool.Spec.WarmPool
+	wanted := size
 	if capacity, ok := env.Spec.CountCapacity[pool.Spec.Template]; ok {
 		wanted = min(wanted, capacity-vms-claimedPending)
 	}

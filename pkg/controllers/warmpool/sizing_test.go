@@ -52,7 +52,7 @@ func TestWantedSize(t *testing.T) {
 		"capacity taken":                    {env(map[string]int{"t": 10}), []string{"e"}, 10, 0, 0},
 		"capacity overrun floors at 0":      {env(map[string]int{"t": 2}), []string{"e"}, 5, 2, 0},
 	} {
-		if got := wantedSize(pool, c.env, c.active, c.vms, c.claimed); got != c.want {
+		if got := wantedSize(pool, c.env, c.active, c.vms, c.claimed, pool.Spec.WarmPool); got != c.want {
 			t.Errorf("%s: wanted %d, want %d", name, got, c.want)
 		}
 	}

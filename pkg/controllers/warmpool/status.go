@@ -2,6 +2,7 @@ package warmpool
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,11 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolWanted).Set(float64(status.Wanted))
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolReady).Set(float64(status.Ready))
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolBooting).Set(float64(status.Booting))
+	if a := status.Auto; a != nil {
+		metrics.WarmPoolAuto(env, template, a.ArrivalsPerMinute, a.RefillSeconds)
+	} else {
+		metrics.ForgetWarmPoolAuto(env, template)
+	}
 	if equality.Semantic.DeepEqual(pool.Status, status) {
 		return pool, nil
 	}
@@ -49,14 +55,31 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	if err != nil {
 		return pool, err
 	}
-	if status.Wanted != wantedBefore {
+	if wantedChanged(pool.Spec.Auto, wantedBefore, status.Wanted) {
 		if status.Wanted == 0 {
 			h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolDraining, drainingMessage(status.ActiveEvents))
 		} else {
-			h.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonPoolWanted, "keeping %d ready for event %s", status.Wanted, strings.Join(status.ActiveEvents, ", "))
+			h.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonPoolWanted, "keeping %d ready for event %s%s", status.Wanted, strings.Join(status.ActiveEvents, ", "), autoMessage(status.Auto))
 		}
 	}
 	return updated, nil
+}
+
+// wantedChanged says whether a change of the target deserves an Event. An
+// auto-sized pool's target follows every arrival; only a change of its
+// order of magnitude (0, 1, 2–3, 4–7, 8–15, …) is told.
+func wantedChanged(auto bool, before, after int) bool {
+	if !auto {
+		return before != after
+	}
+	return bits.Len(uint(before)) != bits.Len(uint(after))
+}
+
+func autoMessage(a *v1alpha1.WarmPoolAutoStatus) string {
+	if a == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (auto, %s: %.1f arrivals a minute, refill %d s)", a.Basis, a.ArrivalsPerMinute, a.RefillSeconds)
 }
 
 func drainingMessage(active []string) string {
