@@ -138,7 +138,10 @@ func TestCrashWhileAutoPoolResizes(t *testing.T) {
 	dups := w.watchDuplicates(100 * time.Millisecond)
 	w.startEvent(poolEvent, r.env)
 	r.start()
-	w.waitAutoSizeStart(2*time.Minute, max)
+	w.waitAutoSize(2*time.Minute, max, nil)
+	if pools, err := w.pools(); err != nil || pools[0].Status.Auto.Basis != warmpool.BasisStart {
+		t.Fatalf("before any arrival: %v%s, want basis %s", err, autoShown(pools), warmpool.BasisStart)
+	}
 
 	// Shrink: the surplus member's droplet delete is held and the process killed.
 	del := r.holdBeforeApply(fake.RouteDeleteDroplet)
@@ -177,20 +180,4 @@ func TestCrashWhileAutoPoolResizes(t *testing.T) {
 	seen.halt()
 	dups.halt()
 	dups.check(t)
-}
-
-// waitAutoSizeStart waits until the one pool, before any arrival, holds its
-// max ready.
-func (w *world) waitAutoSizeStart(timeout time.Duration, max int) {
-	w.t.Helper()
-	w.eventually(timeout, fmt.Sprintf("the auto-sized pool at its max %d before any arrival", max), func() string {
-		pools, err := w.pools()
-		if err != nil {
-			return err.Error()
-		}
-		if len(pools) != 1 || pools[0].Status.Auto == nil || pools[0].Status.Auto.Basis != warmpool.BasisStart {
-			return "pools: " + poolsShown(pools) + autoShown(pools)
-		}
-		return w.poolInvariants(nil, max)
-	})
 }
