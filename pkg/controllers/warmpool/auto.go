@@ -119,13 +119,15 @@ func (h *handler) size(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet, vms
 	return s.Size, s
 }
 
-// toDrainAt is toDrain, but a running auto-sized pool shrinks by not
-// refilling: a current member beyond wanted is deleted only once it has
-// been ready and unclaimed for idle, the longest idle first, and booting
-// ones finish first. It also returns when the next such member is due
-// (0 for none).
-func toDrainAt(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet, wanted int, now time.Time, idle time.Duration) ([]*v1alpha1.Droplet, time.Duration) {
-	if !pool.Spec.Auto || wanted == 0 {
+// toDrainAt is toDrain, but an auto-sized pool whose target is its own
+// size (see handler.size) shrinks by not refilling: a current member beyond
+// it is deleted only once it has been ready and unclaimed for idle, the
+// longest idle first, and booting ones finish first. A target below the
+// size is a cap (the event's end, its seats, count_capacity), which holds
+// at once as for a fixed pool. It also returns when the next member that
+// waits is due (0 for none).
+func toDrainAt(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet, wanted, size int, now time.Time, idle time.Duration) ([]*v1alpha1.Droplet, time.Duration) {
+	if !pool.Spec.Auto || wanted == 0 || wanted < size {
 		return toDrain(pool, members, wanted), 0
 	}
 	// Wanted as large as the members: only those of an older request.

@@ -107,8 +107,9 @@ func readyFor(name string, idle time.Duration) *v1alpha1.Droplet {
 
 // TestAutoSurplusWaits: an auto-sized pool above its size deletes a ready
 // member only once it has waited unclaimed for the idle time, the longest
-// idle first, never a booting one; members of an older request and a
-// target of 0 (the event over) drain at once, as for a fixed pool.
+// idle first, never a booting one; members of an older request, a target
+// of 0 (the event over) and a target capped below the size drain at once,
+// as for a fixed pool.
 func TestAutoSurplusWaits(t *testing.T) {
 	const idle = 5 * time.Minute
 	auto := &v1alpha1.WarmPool{Spec: v1alpha1.WarmPoolSpec{Auto: true, Max: 10, RequestHash: "h"}}
@@ -122,23 +123,25 @@ func TestAutoSurplusWaits(t *testing.T) {
 		member("old-request", "g", 20, true),
 	}
 	for _, c := range []struct {
-		name   string
-		pool   *v1alpha1.WarmPool
-		wanted int
-		want   []string
-		due    time.Duration
+		name         string
+		pool         *v1alpha1.WarmPool
+		wanted, size int
+		want         []string
+		due          time.Duration
 	}{
-		{"within size", auto, 5, []string{"old-request"}, 0},
-		{"one over", auto, 4, []string{"old-request", "idle-9m"}, 0},
-		{"two over", auto, 3, []string{"old-request", "idle-9m", "idle-6m"}, 0},
+		{"within size", auto, 5, 5, []string{"old-request"}, 0},
+		{"one over", auto, 4, 4, []string{"old-request", "idle-9m"}, 0},
+		{"two over", auto, 3, 3, []string{"old-request", "idle-9m", "idle-6m"}, 0},
 		// The third is idle 1 minute: due in 4.
-		{"three over", auto, 2, []string{"old-request", "idle-9m", "idle-6m"}, 4 * time.Minute},
+		{"three over", auto, 2, 2, []string{"old-request", "idle-9m", "idle-6m"}, 4 * time.Minute},
 		// Booting ones are never surplus: they finish and wait their turn.
-		{"four over", auto, 1, []string{"old-request", "idle-9m", "idle-6m"}, 4 * time.Minute},
-		{"event over", auto, 0, []string{"old-request", "booting-slow", "booting", "idle-9m", "idle-6m", "idle-1m"}, 0},
-		{"fixed drains at once", fixed, 1, []string{"old-request", "booting-slow", "booting", "idle-9m", "idle-6m"}, 0},
+		{"four over", auto, 1, 1, []string{"old-request", "idle-9m", "idle-6m"}, 4 * time.Minute},
+		{"event over", auto, 0, 1, []string{"old-request", "booting-slow", "booting", "idle-9m", "idle-6m", "idle-1m"}, 0},
+		// Seats or count_capacity below the size: a cap, held at once.
+		{"capped", auto, 1, 4, []string{"old-request", "booting-slow", "booting", "idle-9m", "idle-6m"}, 0},
+		{"fixed drains at once", fixed, 1, 1, []string{"old-request", "booting-slow", "booting", "idle-9m", "idle-6m"}, 0},
 	} {
-		got, due := toDrainAt(c.pool, members, c.wanted, epoch, idle)
+		got, due := toDrainAt(c.pool, members, c.wanted, c.size, epoch, idle)
 		if g := names(got); !equalNames(g, c.want) || due != c.due {
 			t.Errorf("%s: drains %v, next due in %v; want %v and %v", c.name, g, due, c.want, c.due)
 		}

@@ -132,7 +132,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 	status.Wanted = wantedSize(pool, env, active, len(liveVMs(vms)), pending, size)
 
 	var errs []error
-	drain, surplusDue := toDrainAt(pool, members, status.Wanted, now, h.opts.SurplusIdle)
+	drain, surplusDue := toDrainAt(pool, members, status.Wanted, size, now, h.opts.SurplusIdle)
 	for _, d := range drain {
 		log.WithField("member", d.Name).WithField("droplet", d.Status.DropletID).Info("draining a warm pool member")
 		errs = append(errs, h.deleteMember(pool, d))

@@ -44,8 +44,9 @@ type WarmPoolSpec struct {
 
 // WarmPoolStatus counts the pool's members.
 type WarmPoolStatus struct {
-	// Wanted is the current target: WarmPool while an event that uses the
-	// Environment is active, within its capacity; else 0.
+	// Wanted is the current target: WarmPool (or, when Auto, Auto.Size)
+	// while an event that uses the Environment is active, within its
+	// capacity; else 0.
 	Wanted int `json:"wanted"`
 	// Ready members are reachable and unclaimed.
 	Ready int `json:"ready"`
