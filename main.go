@@ -18,6 +18,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/rest"
@@ -100,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
 	fs.DurationVar(&opts.SweepInterval, "sweep-interval", 10*time.Minute, "how often droplets and keys whose VM is gone are looked for")
 	fs.DurationVar(&opts.OrphanGrace, "orphan-grace", 10*time.Minute, "how old an orphaned droplet or key must be before it is deleted")
+	fs.DurationVar(&opts.WarmPoolSurplusIdle, "warm-pool-surplus-idle", warmpool.DefaultSurplusIdle, "how long a ready droplet beyond an auto-sized warm pool's size (warm_pool: auto) waits unclaimed before it is deleted, so a lull between two bursts keeps booted droplets")
 	fs.StringVar(&s.resyncMode, "resync-mode", string(droplet.ResyncBatched), "batched: one list per token per period for all droplets; per-droplet: a GET each (for comparison only)")
 	fs.StringVar(&s.rateLimits, "rate-limits", "250/1m,5000/1h", "DigitalOcean's per-token limits, requests/window, that the client stays under")
 	fs.Float64Var(&opts.RateLimits.Headroom, "rate-limit-headroom", digitalocean.DefaultHeadroom, "share of each rate limit left for the token's other users, above 0 and at most 0.9")
@@ -136,6 +138,8 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--ssh-port must be a port number, 1 to 65535")
 	case opts.ConfigErrorGrace <= 0:
 		return opts, s, fmt.Errorf("--config-error-grace must be positive")
+	case opts.WarmPoolSurplusIdle <= 0:
+		return opts, s, fmt.Errorf("--warm-pool-surplus-idle must be positive")
 	}
 	opts.KeepTainted = !s.deleteTainted
 	var err error

@@ -55,6 +55,7 @@ func TestInvalidFlagsExitWithOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"--namespace", "hf", "--lease-name", "controller-manager"}, "--lease-name"},
 		{[]string{"--namespace", "hf", "--ssh-port", "0"}, "--ssh-port"},
 		{[]string{"--namespace", "hf", "--config-error-grace", "0s"}, "--config-error-grace"},
+		{[]string{"--namespace", "hf", "--warm-pool-surplus-idle", "0s"}, "--warm-pool-surplus-idle"},
 	} {
 		var stderr bytes.Buffer
 		cmd := controllerCommand(t, c.args...)

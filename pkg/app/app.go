@@ -49,6 +49,9 @@ type Options struct {
 	SweepInterval time.Duration
 	// OrphanGrace is how old an orphan must be before the sweep deletes it.
 	OrphanGrace time.Duration
+	// WarmPoolSurplusIdle is how long a ready member beyond an auto-sized
+	// pool's size waits unclaimed before it is deleted (warmpool's default when zero).
+	WarmPoolSurplusIdle time.Duration
 	// RateLimits configure the per-token DigitalOcean rate limiter.
 	RateLimits digitalocean.LimiterOptions
 	// ResyncMode is how running droplets are re-read: droplet.ResyncBatched
@@ -216,7 +219,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
 	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder, verdicts)
-	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID}, envs, templates,
+	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID, SurplusIdle: opts.WarmPoolSurplusIdle}, envs, templates,
 		hf.Hobbyfarm().V1().ScheduledEvent(), vms, prov.Provisioning().V1alpha1().WarmPool(), droplets, keys, secrets, recorder)
 
 	metrics.DropletsByStatus(countByStatus(droplets.Cache()))

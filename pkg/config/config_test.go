@@ -88,6 +88,10 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"warm_pool", "-1", "warm_pool", "not a whole number"},
 		{"warm_pool", "101", "warm_pool", "0 to 100"},
 		{"warm_pool", "five", "warm_pool", "not a whole number"},
+		{"warm_pool", "Auto", "warm_pool", "not a whole number"},
+		{"warm_pool_max", "0", "warm_pool_max", "from 1 to 100"},
+		{"warm_pool_max", "101", "warm_pool_max", "from 1 to 100"},
+		{"warm_pool_max", "auto", "warm_pool_max", "not a whole number"},
 	} {
 		s := valid()
 		s[c.key] = c.value
@@ -268,5 +272,34 @@ func TestWarmPool(t *testing.T) {
 	}
 	if got := UnknownKeys(map[string]string{"warm_pool": "1", "warm-pool": "1"}); len(got) != 1 || got["warm-pool"] != KeyWarmPool {
 		t.Errorf("unknown keys %v, want only warm-pool suggesting warm_pool", got)
+	}
+}
+
+// TestWarmPoolAuto: "auto" sizes the pool within warm_pool_max (20 when
+// unset); warm_pool_max is read with a size too, and only used with auto.
+func TestWarmPoolAuto(t *testing.T) {
+	for _, c := range []struct {
+		pool, max string
+		auto      bool
+		size, top int
+	}{
+		{pool: "auto", auto: true, top: DefaultWarmPoolMax},
+		{pool: " auto ", max: " 7 ", auto: true, top: 7},
+		{pool: "auto", max: "100", auto: true, top: 100},
+		{pool: "3", max: "7", size: 3, top: 7},
+		{pool: "", top: DefaultWarmPoolMax},
+	} {
+		s := valid()
+		s[KeyWarmPool] = c.pool
+		if c.max != "" {
+			s[KeyWarmPoolMax] = c.max
+		}
+		d, err := Parse(s, "here")
+		if err != nil || d.WarmPoolAuto != c.auto || d.WarmPool != c.size || d.WarmPoolMax != c.top {
+			t.Errorf("warm_pool=%q warm_pool_max=%q: %+v, %v; want auto %v, size %d, max %d", c.pool, c.max, d, err, c.auto, c.size, c.top)
+		}
+	}
+	if got := UnknownKeys(map[string]string{"warm_pool_max": "5", "warm_pool_mx": "5"}); len(got) != 1 || got["warm_pool_mx"] != KeyWarmPoolMax {
+		t.Errorf("unknown keys %v, want only warm_pool_mx suggesting warm_pool_max", got)
 	}
 }

@@ -29,9 +29,18 @@ const (
 	// KeySSHAddress is which droplet address the check dials: public or private.
 	KeySSHAddress = "ssh_address"
 	// KeyWarmPool is how many booted, unclaimed droplets of a template to
-	// keep while an event that uses the Environment is active.
+	// keep while an event that uses the Environment is active, or "auto".
 	KeyWarmPool = "warm_pool"
+	// KeyWarmPoolMax bounds an auto-sized pool (warm_pool: auto).
+	KeyWarmPoolMax = "warm_pool_max"
 )
+
+// WarmPoolAuto is the warm_pool value that sizes the pool from its arrivals.
+const WarmPoolAuto = "auto"
+
+// DefaultWarmPoolMax bounds an auto-sized pool when warm_pool_max is not
+// set: a workshop start of 20 users at once, at most 20 idle droplets.
+const DefaultWarmPoolMax = 20
 
 // MaxWarmPool keeps a typo (5000 for 50) from booting a fleet.
 const MaxWarmPool = 100
@@ -55,7 +64,7 @@ var knownKeys = map[string]bool{
 	KeyBackups: true, KeyIPv6: true, KeyMonitoring: true, KeyPrivateNetworking: true,
 	KeyUserData: true, KeyTags: true, KeyVPCUUID: true, KeySSHUsername: true,
 	KeySSHKeyType: true, KeySSHKeyScope: true, KeyReadyCheck: true, KeyReadyTimeout: true, KeySSHAddress: true,
-	KeyWarmPool:    true,
+	KeyWarmPool: true, KeyWarmPoolMax: true,
 	"cloud_config": true, "name": true, "ssh_key_name": true, "webinterfaces": true,
 }
 

@@ -28,8 +28,13 @@ type Droplet struct {
 	SSHKeyScope string
 	// Readiness is what "running" waits for; never sent to DigitalOcean.
 	Readiness v1alpha1.Readiness
-	// WarmPool is how many ready droplets to keep for the template; 0 is none.
+	// WarmPool is how many ready droplets to keep for the template; 0 is
+	// none unless WarmPoolAuto.
 	WarmPool int
+	// WarmPoolAuto sizes the pool from its arrivals and refill time, up to
+	// WarmPoolMax.
+	WarmPoolAuto bool
+	WarmPoolMax  int
 }
 
 // Error is one problem with the configuration: the key at fault and how to fix it.
@@ -217,23 +222,10 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 	// The check of a pool member, which has no VM to name a user, logs in
 	// as a VM would; part of the request hash, so VMs and pools match.
 	d.Readiness.Username = d.SSHUsername
-	if d.WarmPool, err = parseWarmPool(settings[KeyWarmPool], where); err != nil {
+	if err := parseWarmPool(settings, where, d); err != nil {
 		return nil, err
 	}
 	return d, nil
-}
-
-func parseWarmPool(raw, where string) (int, error) {
-	v := strings.TrimSpace(raw)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > MaxWarmPool {
-		return 0, &Error{Key: KeyWarmPool, Problem: fmt.Sprintf("%s is not a whole number from 0 to %d", shown(v), MaxWarmPool),
-			Fix: "set it to how many ready droplets to keep per template while an event is active (0, the default, keeps none) in " + where}
-	}
-	return n, nil
 }
 
 func parseKeyType(raw string) (sshkey.Type, error) {

@@ -42,6 +42,15 @@ var priceColumns = []apiextv1.CustomResourceColumnDefinition{
 	{Name: "Price/mo", Type: "string", JSONPath: ".status.priceMonthly", Priority: 1},
 }
 
+// autoColumns show how an auto-sized pool (warm_pool: auto) chose its
+// size; blank for a fixed size.
+var autoColumns = []apiextv1.CustomResourceColumnDefinition{
+	{Name: "Auto", Type: "integer", JSONPath: ".status.auto.size"},
+	{Name: "Basis", Type: "string", JSONPath: ".status.auto.basis"},
+	{Name: "Arrivals/min", Type: "number", JSONPath: ".status.auto.arrivalsPerMinute", Priority: 1},
+	{Name: "Refill s", Type: "integer", JSONPath: ".status.auto.refillSeconds", Priority: 1},
+}
+
 func definitions() []crd.CRD {
 	// Spelled out rather than taken from the generated register code, so that
 	// codegen still builds when that code is missing.
@@ -82,6 +91,7 @@ func definitions() []crd.CRD {
 			WithCustomColumn(intColumn("Ready", ".status.ready")).
 			WithCustomColumn(intColumn("Booting", ".status.booting")).
 			WithCustomColumn(intColumn("Claims", ".status.claims")).
+			WithCustomColumn(autoColumns...).
 			WithCustomColumn(ageColumn),
 	}
 }

@@ -3,9 +3,11 @@ package warmpool
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -24,6 +26,9 @@ type Options struct {
 	// Resync is how often each pool is re-evaluated without a change
 	// (DefaultResync when zero).
 	Resync time.Duration
+	// SurplusIdle is how long a ready member beyond an auto-sized pool's
+	// size waits unclaimed before it is deleted (DefaultSurplusIdle when zero).
+	SurplusIdle time.Duration
 }
 
 // DefaultResync re-evaluates each pool every minute.
@@ -71,6 +76,9 @@ func Register(ctx context.Context, opts Options,
 	recorder record.EventRecorder) {
 	if opts.Resync <= 0 {
 		opts.Resync = DefaultResync
+	}
+	if opts.SurplusIdle <= 0 {
+		opts.SurplusIdle = DefaultSurplusIdle
 	}
 	h := &handler{opts: opts, envs: envs, templates: templates.Cache(), events: events.Cache(), vms: vms,
 		pools: pools, droplets: droplets, keys: keys, secrets: secrets, recorder: recorder}
@@ -122,10 +130,13 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 		return pool, err
 	}
 	status.ActiveEvents = eventNames(w.Serving)
-	status.Wanted, status.Message = wantedSize(pool, env, w, vms, pending)
+	size, auto := h.size(pool, members, vms, now)
+	status.Auto = auto
+	status.Wanted, status.Message = wantedSize(pool, env, w, len(liveVMs(vms)), pending, size)
 
 	var errs []error
-	for _, d := range toDrain(pool, members, status.Wanted) {
+	drain, surplusDue := toDrainAt(pool, members, status.Wanted, size, now, h.opts.SurplusIdle)
+	for _, d := range drain {
 		log.WithField("member", d.Name).WithField("droplet", d.Status.DropletID).Info("draining a warm pool member")
 		errs = append(errs, h.deleteMember(pool, d))
 	}
@@ -143,7 +154,7 @@ func (h *handler) onPool(_ string, pool *v1alpha1.WarmPool) (*v1alpha1.WarmPool,
 	if err := errors.Join(errs...); err != nil {
 		return pool, err
 	}
-	h.pools.EnqueueAfter(pool.Namespace, pool.Name, h.requeueAfter(w, time.Now()))
+	h.pools.EnqueueAfter(pool.Namespace, pool.Name, soonest(h.requeueAfter(w, time.Now()), surplusDue))
 	return pool, nil
 }
 
@@ -172,20 +183,29 @@ func countCurrent(pool *v1alpha1.WarmPool, members []*v1alpha1.Droplet) int {
 	return n
 }
 
-// vmsOfTemplate counts this provisioner's VMs of the pool's Environment
-// and template that are not going away.
-func (h *handler) vmsOfTemplate(pool *v1alpha1.WarmPool) (int, error) {
+// vmsOfTemplate lists this provisioner's VMs of the pool's Environment
+// and template, those going away too.
+func (h *handler) vmsOfTemplate(pool *v1alpha1.WarmPool) ([]*hfv1.VirtualMachine, error) {
 	vms, err := h.vms.Cache().List(pool.Namespace, labels.SelectorFromSet(labels.Set{virtualmachine.ProvisionerLabel: virtualmachine.ProvisionerName}))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
-	for _, vm := range vms {
-		if vm.DeletionTimestamp == nil && vm.Status.EnvironmentId == pool.Spec.Environment && vm.Spec.VirtualMachineTemplateId == pool.Spec.Template {
-			n++
-		}
+	return slices.DeleteFunc(vms, func(vm *hfv1.VirtualMachine) bool {
+		return vm.Status.EnvironmentId != pool.Spec.Environment || vm.Spec.VirtualMachineTemplateId != pool.Spec.Template
+	}), nil
+}
+
+// liveVMs are the VMs not going away.
+func liveVMs(vms []*hfv1.VirtualMachine) []*hfv1.VirtualMachine {
+	return slices.DeleteFunc(slices.Clone(vms), func(vm *hfv1.VirtualMachine) bool { return vm.DeletionTimestamp != nil })
+}
+
+// soonest is the shorter of two waits, a zero one not counting.
+func soonest(a, b time.Duration) time.Duration {
+	if b > 0 && b < a {
+		return b
 	}
-	return n, nil
+	return a
 }
 
 // addUnrecorded adds n to the pool's claims not yet in its status and

@@ -74,7 +74,7 @@ func (h *handler) ensurePool(env *hfv1.Environment, template string) (string, er
 		log.WithError(err).Debug("config does not resolve: warm pool left as it is")
 		return name, nil
 	}
-	if cfg.WarmPool == 0 {
+	if cfg.WarmPool == 0 && !cfg.WarmPoolAuto {
 		return "", nil
 	}
 	desired, err := h.desiredPool(env, template, cfg)
@@ -84,7 +84,7 @@ func (h *handler) ensurePool(env *hfv1.Environment, template string) (string, er
 	pool, err := h.pools.Cache().Get(env.Namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		log.WithField("pool", name).WithField("size", cfg.WarmPool).Info("creating the warm pool")
+		log.WithField("pool", name).WithField("size", cfg.WarmPool).WithField("auto", cfg.WarmPoolAuto).Info("creating the warm pool")
 		pool, err = h.pools.Create(desired)
 	case err != nil:
 	case pool.DeletionTimestamp != nil || !isControlledBy(pool, string(env.UID)):
@@ -147,11 +147,22 @@ func (h *handler) desiredPool(env *hfv1.Environment, template string, cfg *confi
 			Template:    template,
 			WarmPool:    cfg.WarmPool,
 			Droplet:     spec,
+			Auto:        cfg.WarmPoolAuto,
+			Max:         autoMax(cfg),
 			RequestHash: dropletcontroller.RequestHash(spec, keyScope, digitalocean.TokenHash(token)),
 		},
 	}
 	ownedByEnvironment(&pool.ObjectMeta, env)
 	return pool, nil
+}
+
+// autoMax is the pool's bound when auto-sized: warm_pool_max means nothing
+// to a fixed pool, so changing it does not touch one.
+func autoMax(cfg *config.Droplet) int {
+	if !cfg.WarmPoolAuto {
+		return 0
+	}
+	return cfg.WarmPoolMax
 }
 
 // ensurePoolToken keeps the pool's copy of a plain-text token, owned by

@@ -106,11 +106,11 @@ func seatsLeft(env, template string, serving []*hfv1.ScheduledEvent, vms []*hfv1
 }
 
 // wantedSize is the pool's current target and why: none outside its
-// events' windows; within them its configured size, within the seats the
+// events' windows; within them its size (see handler.size), within the seats the
 // events leave and what count_capacity leaves for the template once its
 // VMs (vms) and the members VMs took but do not hold yet (claimedPending)
 // are counted.
-func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, w window, vms, claimedPending int) (int, string) {
+func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, w window, vms, claimedPending, size int) (int, string) {
 	if len(w.Serving) == 0 {
 		if w.Upcoming != nil {
 			start, _, _ := eventTimes(w.Upcoming)
@@ -123,7 +123,7 @@ func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, w window, vms, c
 	if w.Seats <= 0 {
 		return 0, fmt.Sprintf("the seats of event %s are taken by its VMs", events)
 	}
-	wanted := min(pool.Spec.WarmPool, w.Seats)
+	wanted := min(size, w.Seats)
 	if capacity, ok := env.Spec.CountCapacity[pool.Spec.Template]; ok {
 		if capacity-vms-claimedPending <= 0 {
 			return 0, fmt.Sprintf("event %s is running but the template's count_capacity is taken by VMs", events)

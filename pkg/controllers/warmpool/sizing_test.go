@@ -153,7 +153,7 @@ func TestWantedSize(t *testing.T) {
 		"capacity taken":                    {env(map[string]int{"t": 10}), open(10), 10, 0, 0, "count_capacity is taken"},
 		"capacity overrun floors at 0":      {env(map[string]int{"t": 2}), open(10), 5, 2, 0, "count_capacity is taken"},
 	} {
-		got, why := wantedSize(pool, c.env, c.w, c.vms, c.claimed)
+		got, why := wantedSize(pool, c.env, c.w, c.vms, c.claimed, pool.Spec.WarmPool)
 		if got != c.want || !strings.Contains(why, c.why) {
 			t.Errorf("%s: wanted %d (%q), want %d (%q)", name, got, why, c.want, c.why)
 		}

@@ -1,6 +1,8 @@
 package warmpool
 
 import (
+	"fmt"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -37,6 +39,11 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolWanted).Set(float64(status.Wanted))
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolReady).Set(float64(status.Ready))
 	metrics.WarmPoolSize.WithLabelValues(env, template, metrics.WarmPoolBooting).Set(float64(status.Booting))
+	if a := status.Auto; a != nil {
+		metrics.WarmPoolAuto(env, template, a.ArrivalsPerMinute, a.RefillSeconds)
+	} else {
+		metrics.ForgetWarmPoolAuto(env, template)
+	}
 	if equality.Semantic.DeepEqual(pool.Status, status) {
 		return pool, nil
 	}
@@ -47,15 +54,41 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	if err != nil {
 		return pool, err
 	}
-	// A new pool's first message is no news unless it wants members.
 	switch {
-	case status.Wanted == before.Wanted && (status.Message == before.Message || before.Message == ""):
+	case !isNews(pool.Spec.Auto, before, status):
 	case status.Wanted == 0:
 		h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolDraining, "draining: "+status.Message)
 	default:
-		h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolWanted, status.Message)
+		h.recorder.Event(updated, corev1.EventTypeNormal, ReasonPoolWanted, status.Message+autoMessage(status.Auto))
 	}
 	return updated, nil
+}
+
+// wantedChanged says whether a change of the target deserves an Event. An
+// auto-sized pool's target follows every arrival; only a change of its
+// order of magnitude (0, 1, 2–3, 4–7, 8–15, …) is told.
+func wantedChanged(auto bool, before, after int) bool {
+	if !auto {
+		return before != after
+	}
+	return bits.Len(uint(before)) != bits.Len(uint(after))
+}
+
+func autoMessage(a *v1alpha1.WarmPoolAutoStatus) string {
+	if a == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (auto, %s: %.1f arrivals a minute, refill %d s)", a.Basis, a.ArrivalsPerMinute, a.RefillSeconds)
+}
+
+// isNews says whether a status change deserves an Event: a new target,
+// or a new reason for it (a new pool's first message is no news unless it
+// wants members).
+func isNews(auto bool, before, after v1alpha1.WarmPoolStatus) bool {
+	if auto {
+		return wantedChanged(true, before.Wanted, after.Wanted)
+	}
+	return before.Wanted != after.Wanted || (after.Message != before.Message && before.Message != "")
 }
 
 // accountDropletTime adds the time since the pool's last pass for each

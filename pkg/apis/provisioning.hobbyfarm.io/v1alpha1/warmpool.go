@@ -27,8 +27,13 @@ type WarmPool struct {
 type WarmPoolSpec struct {
 	Environment string `json:"environment"`
 	Template    string `json:"template"`
-	// WarmPool is the configured number of droplets to keep ready.
+	// WarmPool is the configured number of droplets to keep ready; unused
+	// when Auto.
 	WarmPool int `json:"warmPool"`
+	// Auto sizes the pool from its recent arrivals and refill time (see
+	// WarmPoolStatus.Auto), at most Max.
+	Auto bool `json:"auto,omitempty"`
+	Max  int  `json:"max,omitempty"`
 	// Droplet is the request every member is created with; a member's
 	// name, identity tag and key differ.
 	Droplet DropletSpec `json:"droplet"`
@@ -39,10 +44,10 @@ type WarmPoolSpec struct {
 
 // WarmPoolStatus counts the pool's members.
 type WarmPoolStatus struct {
-	// Wanted is the current target: WarmPool while a scheduled event
-	// asking for the template runs (from its start time minus the pool's
-	// lead until its end time), within the seats its VMs left and
-	// count_capacity; else 0.
+	// Wanted is the current target: WarmPool (or, when Auto, Auto.Size)
+	// while a scheduled event asking for the template runs (from its start
+	// time minus the pool's lead until its end time), within the seats its
+	// VMs left and count_capacity; else 0.
 	Wanted int `json:"wanted"`
 	// Message says why Wanted is what it is.
 	Message string `json:"message,omitempty"`
@@ -52,9 +57,25 @@ type WarmPoolStatus struct {
 	Booting int `json:"booting"`
 	// Claims is how many members VMs have taken so far.
 	Claims int `json:"claims"`
+	// Auto is how an auto-sized pool chose its size; nil for a fixed size.
+	Auto *WarmPoolAutoStatus `json:"auto,omitempty"`
 	// ActiveEvents are the scheduled events the pool serves now.
 	ActiveEvents []string                            `json:"activeEvents,omitempty"`
 	Conditions   []genericcondition.GenericCondition `json:"conditions,omitempty"`
+}
+
+// WarmPoolAutoStatus is what an auto-sized pool's size was chosen from.
+type WarmPoolAutoStatus struct {
+	// Size is the size chosen, before the event's and capacity's caps.
+	Size int `json:"size"`
+	// Basis says why: start (no arrivals seen yet: Max), arrivals (the
+	// arrivals expected within one refill, at 95% confidence), max (that,
+	// capped at Max) or floor (too few arrivals: one is kept).
+	Basis string `json:"basis"`
+	// ArrivalsPerMinute is the recent arrival rate of the template's VMs.
+	ArrivalsPerMinute float64 `json:"arrivalsPerMinute"`
+	// RefillSeconds is the learned time from a member's create to claimable.
+	RefillSeconds int `json:"refillSeconds"`
 }
 
 // PoolMembership marks a Droplet made for a WarmPool.
