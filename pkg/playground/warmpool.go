@@ -17,17 +17,14 @@ import (
 // seats cap never hides the pool here.
 const eventSeats = 100
 
-// warmPoolAuto is the warm_pool value that lets the controller size the pool.
-const warmPoolAuto = "auto"
-
 // CheckWarmPool accepts what --warm-pool may be: a size from 1 to
 // config.MaxWarmPool, or "auto".
 func CheckWarmPool(value string) error {
-	if value == "" || value == warmPoolAuto {
+	if value == "" || value == config.WarmPoolAuto {
 		return nil
 	}
 	if n, err := strconv.Atoi(value); err != nil || n < 1 || n > config.MaxWarmPool {
-		return fmt.Errorf("--warm-pool %q: want a size from 1 to %d, or %s", value, config.MaxWarmPool, warmPoolAuto)
+		return fmt.Errorf("--warm-pool %q: want a size from 1 to %d, or %s", value, config.MaxWarmPool, config.WarmPoolAuto)
 	}
 	return nil
 }
