@@ -148,3 +148,27 @@ func TestReapableOnlySettledDropletsOfThatVM(t *testing.T) {
 		}
 	}
 }
+
+// A droplet a VM took from a warm pool carries the pool member's tags, not
+// the VM's: its deletes go by its claimed ID, never by the VM's tag, even
+// while its status lacks the ID or the Created condition.
+func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
+	_, _, h := newDeleteWorld(t)
+	for name, d := range map[string]*v1alpha1.Droplet{
+		"recorded":          deletingDroplet("uid-1", 42, "", ReasonClaimedFromPool),
+		"status without ID": deletingDroplet("uid-1", 0, "", ReasonClaimedFromPool),
+		"gone":              deletingDroplet("uid-1", 42, "", ReasonClaimedDropletGone),
+	} {
+		d.Spec.ClaimedDropletID = 42
+		if name == "gone" {
+			v1alpha1.Created.False(d)
+		}
+		if name == "status without ID" {
+			v1alpha1.Created.Unknown(d)
+		}
+		targets := h.deleteTargets(d)
+		if targets.tag != "" || len(targets.ids) != 1 || targets.ids[0] != 42 {
+			t.Errorf("%s: targets = %+v, want droplet 42 alone", name, targets)
+		}
+	}
+}
