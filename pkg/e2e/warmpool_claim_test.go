@@ -86,7 +86,7 @@ func (w *world) waitPoolReady(n int) map[int]string {
 	w.eventually(90*time.Second, fmt.Sprintf("%d ready pool members", n), func() string {
 		clear(ids)
 		for _, d := range w.poolMembers() {
-			if d.Status.Claim == nil && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.IsTrue(d) {
+			if claimableMember(d) {
 				ids[d.Status.DropletID] = d.Name
 			}
 		}
@@ -96,6 +96,11 @@ func (w *world) waitPoolReady(n int) map[int]string {
 		return ""
 	})
 	return ids
+}
+
+// claimableMember: a VM could take d now.
+func claimableMember(d *v1alpha1.Droplet) bool {
+	return d.Status.Claim == nil && d.DeletionTimestamp == nil && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.IsTrue(d)
 }
 
 // fakeDroplet is droplet id as the fake DigitalOcean holds it, if live.
