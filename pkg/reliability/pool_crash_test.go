@@ -275,10 +275,9 @@ func vmDropletRecord(vm string) func(kubeRequest) bool {
 	}
 }
 
-// TestVMDeletedBeforeHandover: a VM deleted after its claim, while its
-// Droplet's write recording the droplet is held, leaves nothing behind:
-// until that write the member owns the droplet and deletes it, and once it
-// lands the VM's Droplet deletes it by its ID.
+// TestVMDeletedBeforeHandover: a VM deleted after its claim, before its
+// Droplet's write recording the droplet landed, leaves nothing behind: the
+// member still owns the droplet and deletes it.
 func TestVMDeletedBeforeHandover(t *testing.T) {
 	w := newWorld(t, worldOptions{noController: true})
 	proxy := newKubeProxy(t, w.cfg)
@@ -308,6 +307,16 @@ func TestVMDeletedBeforeHandover(t *testing.T) {
 	}
 	w.endEvent(poolEvent)
 	w.deleteVMs("quitter-00")
+	// Let the write go once the Droplet is being deleted: it then carries
+	// a stale resourceVersion and conflicts, so the ID is never recorded
+	// and the member's cleanup must delete the droplet.
+	w.eventually(time.Minute, "the VM's Droplet being deleted", func() string {
+		d, err := w.drops.Get(w.ns, "quitter-00", metav1.GetOptions{})
+		if err == nil && d.DeletionTimestamp == nil {
+			return "not yet"
+		}
+		return ""
+	})
 	record.Release()
 	w.waitAllGone(2 * time.Minute)
 }
