@@ -88,7 +88,7 @@ func (w *world) waitPoolReady(n int) map[int]string {
 	w.eventually(90*time.Second, fmt.Sprintf("%d ready pool members", n), func() string {
 		clear(ids)
 		for _, d := range w.poolMembers() {
-			if d.Status.Claim == nil && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.IsTrue(d) {
+			if claimableMember(d) {
 				ids[d.Status.DropletID] = d.Name
 			}
 		}
@@ -98,6 +98,11 @@ func (w *world) waitPoolReady(n int) map[int]string {
 		return ""
 	})
 	return ids
+}
+
+// claimableMember: a VM could take d now.
+func claimableMember(d *v1alpha1.Droplet) bool {
+	return d.Status.Claim == nil && d.DeletionTimestamp == nil && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.IsTrue(d)
 }
 
 // fakeDroplet is droplet id as the fake DigitalOcean holds it, if live.
@@ -122,9 +127,10 @@ func createRequests(w *world) int {
 }
 
 // TestVMTakesAReadyPoolDroplet: a VM arriving while its pool has a ready
-// droplet runs on it without a create: the droplet gets the VM's tag, the
-// VM's Secret holds the key it accepts, the pool member is released
-// without deleting the droplet, and deleting the VM deletes it.
+// droplet runs on it without a create: the VM's Droplet records it (the
+// droplet keeps the pool's tags in DigitalOcean), the VM's Secret holds the
+// key it accepts, the pool member is released without deleting the
+// droplet, and deleting the VM deletes it.
 func TestVMTakesAReadyPoolDroplet(t *testing.T) {
 	w, env := poolWorld(t, worldOptions{}, 1, true)
 	members := w.waitPoolReady(1)
@@ -150,8 +156,8 @@ func TestVMTakesAReadyPoolDroplet(t *testing.T) {
 	}
 	vm := w.vm("taker")
 	got, ok := w.fakeDroplet(poolID)
-	if !ok || !slices.Contains(got.Tags, digitalocean.VMTag(string(vm.UID))) {
-		t.Errorf("droplet %d in DigitalOcean has tags %v, want the VM's %s", poolID, got.Tags, digitalocean.VMTag(string(vm.UID)))
+	if !ok || slices.Contains(got.Tags, digitalocean.VMTag(string(vm.UID))) || !slices.ContainsFunc(got.Tags, isPoolTag) {
+		t.Errorf("droplet %d in DigitalOcean has tags %v, want the pool's, not the VM's %s", poolID, got.Tags, digitalocean.VMTag(string(vm.UID)))
 	}
 	w.loginAsVM("taker", poolID)
 
@@ -200,6 +206,11 @@ func TestSharedKeyVMTakesAPoolDroplet(t *testing.T) {
 	w.loginAsVM("taker", poolID)
 }
 
+func isPoolTag(tag string) bool {
+	_, ok := digitalocean.PoolUIDOfTag(tag)
+	return ok
+}
+
 // loginAsVM logs in to droplet id as Gargantua's shell would for the VM.
 func (w *world) loginAsVM(name string, id int) {
 	w.t.Helper()
@@ -231,42 +242,6 @@ func TestNoReadyPoolDropletTakesTheNormalPath(t *testing.T) {
 	if after := createRequests(w); after != before+1 {
 		t.Errorf("%d creates for one VM, want 1", after-before)
 	}
-}
-
-// TestVMDeletedBeforeHandover: a VM deleted after its claim, before its
-// Droplet recorded the droplet, leaves nothing behind: the member still
-// owned the droplet and deletes it.
-func TestVMDeletedBeforeHandover(t *testing.T) {
-	w, env := poolWorld(t, worldOptions{}, 1, true)
-	w.waitPoolReady(1)
-	tagging := w.do.HoldBeforeApply(fake.RouteTagResources)
-	w.createVM("quitter", env, "ubuntu")
-	select {
-	case <-tagging.Reached():
-	case <-time.After(60 * time.Second):
-		t.Fatal("the claimed droplet was never tagged for the VM")
-	}
-	claimed := false
-	for _, m := range w.poolMembers() {
-		claimed = claimed || (m.Status.Claim != nil && m.Status.Claim.VirtualMachine == "quitter")
-	}
-	if !claimed {
-		t.Fatal("no pool member is claimed by the VM")
-	}
-	w.setEvent("ev", env, false)
-	if err := w.hf.VMs.Delete(w.ns, "quitter", nil); err != nil {
-		t.Fatal(err)
-	}
-	tagging.Release()
-	w.eventually(60*time.Second, "no droplet, key or pool member left", func() string {
-		if n, k := len(w.do.Droplets(testToken)), len(w.do.Keys(testToken)); n+k > 0 {
-			return fmt.Sprintf("%d droplets, %d keys", n, k)
-		}
-		if m := w.poolMembers(); len(m) > 0 {
-			return fmt.Sprintf("%d pool members", len(m))
-		}
-		return ""
-	})
 }
 
 // TestClaimsAreAtomic: 50 VMs at once against 10 ready pool droplets, with
@@ -347,12 +322,23 @@ func (w *world) poolStatuses() string {
 
 // TestSweeperSparesLivePoolDroplets: the orphan sweep, every half second
 // with no grace, leaves a live pool's droplets (members with no VM) and the
-// one a VM took, and deletes a droplet of a pool that no longer exists.
+// one a VM took (which names only its gone member: its VM's Droplet holds
+// its ID), and deletes a droplet of a pool that no longer exists.
 func TestSweeperSparesLivePoolDroplets(t *testing.T) {
 	w, env := poolWorld(t, worldOptions{sweepInterval: 500 * time.Millisecond, orphanGrace: time.Millisecond}, 2, true)
 	pooled := w.waitPoolReady(2)
 	w.createVM("taker", env, "ubuntu")
 	w.waitRunning("taker")
+	// The taken droplet keeps the member's tags; its member goes at the
+	// handover, and from then on only the VM's Droplet holds its ID.
+	w.eventually(30*time.Second, "the taken droplet's member handed over", func() string {
+		for _, m := range w.poolMembers() {
+			if m.Status.Claim != nil {
+				return "member " + m.Name + " still claimed"
+			}
+		}
+		return ""
+	})
 	tags := append(digitalocean.DropletTags(w.ns, w.ns, "hfdo-pool-gone", "uid-of-a-gone-member", nil), digitalocean.PoolTag("uid-of-a-deleted-pool"))
 	goneID := w.do.CreateDropletOutOfBand(testToken, godo.DropletCreateRequest{
 		Name: "hfdo-pool-gone", Region: "nyc1", Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: tags,
@@ -363,7 +349,7 @@ func TestSweeperSparesLivePoolDroplets(t *testing.T) {
 		}
 		return ""
 	})
-	w.consistently(2*time.Second, "live pool droplets spared", func() string {
+	w.consistently(3*time.Second, "live pool droplets and the taken one spared", func() string {
 		for id, member := range pooled {
 			if _, ok := w.fakeDroplet(id); !ok {
 				return fmt.Sprintf("droplet %d of member %s was swept", id, member)

@@ -11,8 +11,11 @@ import (
 
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app/apptest"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // poolEvent is the scheduled event that keeps a pool test's pool up.
@@ -160,10 +163,11 @@ func TestCrashAtEachPoolPoint(t *testing.T) {
 			}
 		}},
 		{name: "claim/after-vm-droplet-before-adoption", size: 1, reach: func(r *poolCrash) {
-			tagCreate := r.holdBeforeApply(fake.RouteCreateTag)
-			tagResources := r.holdBeforeApply(fake.RouteTagResources)
+			// The takeover asks DigitalOcean nothing: its one step is the
+			// status write recording the droplet's ID.
+			record := r.holdKubeBefore(vmDropletRecord(crashVM))
 			r.claimVM()
-			r.awaitAny("tagging the claimed droplet", tagCreate, tagResources)
+			r.awaitKube(record, "the VM's Droplet recording the claimed droplet")
 			d := r.dropletObject()
 			if d.Spec.ClaimedDropletID == 0 || d.Status.DropletID != 0 {
 				r.t.Fatalf("VM's Droplet: claimed %d, ID %d; want a claim and no ID yet", d.Spec.ClaimedDropletID, d.Status.DropletID)
@@ -259,6 +263,62 @@ func TestCrashAtEachPoolPoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// vmDropletRecord matches the status write of vm's Droplet that records
+// its droplet's ID: for a claimed droplet, the whole takeover.
+func vmDropletRecord(vm string) func(kubeRequest) bool {
+	return func(req kubeRequest) bool {
+		resource, name, sub, ok := objectPath(req.Path)
+		return ok && req.Method == http.MethodPut && resource == "droplets" && name == vm && sub == "status" &&
+			strings.Contains(string(req.Body), `"dropletID":`)
+	}
+}
+
+// TestVMDeletedBeforeHandover: a VM deleted after its claim, before its
+// Droplet's write recording the droplet landed, leaves nothing behind: the
+// member still owns the droplet and deletes it.
+func TestVMDeletedBeforeHandover(t *testing.T) {
+	w := newWorld(t, worldOptions{noController: true})
+	proxy := newKubeProxy(t, w.cfg)
+	cfg, err := clientcmd.BuildConfigFromFlags("", proxy.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.app.Config = cfg
+	env := w.poolEnv("quit", 1, nil)
+	w.startEvent(poolEvent, env)
+	apptest.Start(t, w.app)
+	w.waitPoolReady(2*time.Minute, 1)
+
+	record := proxy.holdBeforeApply(vmDropletRecord("quitter-00"))
+	t.Cleanup(record.Release)
+	w.createVMs(env, "quitter", 1)
+	select {
+	case <-record.Reached():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the VM's Droplet never recorded the claimed droplet")
+	}
+	ms, err := w.members()
+	if err != nil || !slices.ContainsFunc(ms, func(m v1alpha1.Droplet) bool {
+		return m.Status.Claim != nil && m.Status.Claim.VirtualMachine == "quitter-00"
+	}) {
+		t.Fatalf("no pool member is claimed by the VM (%v)", err)
+	}
+	w.endEvent(poolEvent)
+	w.deleteVMs("quitter-00")
+	// Let the write go once the Droplet is being deleted: it then carries
+	// a stale resourceVersion and conflicts, so the ID is never recorded
+	// and the member's cleanup must delete the droplet.
+	w.eventually(time.Minute, "the VM's Droplet being deleted", func() string {
+		d, err := w.drops.Get(w.ns, "quitter-00", metav1.GetOptions{})
+		if err == nil && d.DeletionTimestamp == nil {
+			return "not yet"
+		}
+		return ""
+	})
+	record.Release()
+	w.waitAllGone(2 * time.Minute)
 }
 
 // eventuallyMember waits until cond is "" for one of the ready members.

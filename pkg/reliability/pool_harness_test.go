@@ -119,8 +119,10 @@ func poolsShown(pools []v1alpha1.WarmPool) string {
 
 // poolInvariants is "" when the world is as issue 18 wants it at rest:
 // every VM of vms runs with exactly one droplet in DigitalOcean, no droplet
-// carries the tags of two VMs, and DigitalOcean holds exactly the VMs'
-// droplets plus wanted unclaimed pool droplets, all ready.
+// serves two VMs, and DigitalOcean holds exactly the VMs' droplets plus
+// wanted unclaimed pool droplets, all ready. A droplet serves a VM when it
+// carries the VM's tag (created for it) or the VM's Droplet holds its ID (a
+// claimed one keeps the pool's tags).
 func (w *world) poolInvariants(vms []string, wanted int) string {
 	list, err := w.hf.VMs.List(w.ns, metav1.ListOptions{})
 	if err != nil {
@@ -138,6 +140,18 @@ func (w *world) poolInvariants(vms []string, wanted int) string {
 	if len(uids) != len(vms) {
 		return fmt.Sprintf("%d of %d VMs exist", len(uids), len(vms))
 	}
+	recorded := map[int]string{} // droplet ID -> the VM whose Droplet holds it
+	for _, name := range vms {
+		d, err := w.drops.Get(w.ns, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Sprintf("VM %s's Droplet: %v", name, err)
+		}
+		for _, id := range []int{d.Status.DropletID, d.Spec.ClaimedDropletID} {
+			if id != 0 {
+				recorded[id] = name
+			}
+		}
+	}
 	perVMName := map[string][]int{}
 	for _, d := range w.liveDroplets() {
 		var owners []string
@@ -146,8 +160,11 @@ func (w *world) poolInvariants(vms []string, wanted int) string {
 				owners = append(owners, name)
 			}
 		}
+		if name, ok := recorded[d.id]; ok && !slices.Contains(owners, name) {
+			owners = append(owners, name)
+		}
 		if len(owners) > 1 {
-			return fmt.Sprintf("droplet %d carries the tags of VMs %v", d.id, owners)
+			return fmt.Sprintf("droplet %d serves VMs %v", d.id, owners)
 		}
 		for _, o := range owners {
 			perVMName[o] = append(perVMName[o], d.id)
@@ -181,6 +198,21 @@ func (w *world) poolInvariants(vms []string, wanted int) string {
 func (w *world) claimed(vm string) bool {
 	d, err := w.drops.Get(w.ns, vm, metav1.GetOptions{})
 	return err == nil && d.Spec.ClaimedDropletID != 0
+}
+
+// claims is how many VMs of names have a Droplet that took a pool droplet.
+func (w *world) claims(names []string) int {
+	list, err := w.drops.List(w.ns, metav1.ListOptions{})
+	if err != nil {
+		return 0
+	}
+	c := 0
+	for _, d := range list.Items {
+		if slices.Contains(names, d.Spec.VirtualMachine) && d.Spec.ClaimedDropletID != 0 {
+			c++
+		}
+	}
+	return c
 }
 
 // drainAndDeleteAll ends the event and deletes the VMs, and waits until

@@ -3,44 +3,45 @@ package droplet
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // adoptClaimed takes over the pool droplet d's VM claimed: it never creates
-// one. The droplet gets the VM's tags in DigitalOcean first, so that from
-// the moment its ID is on record every lookup and delete by the VM's tag
-// finds it; until then the pool member owns it (see handover).
+// one, and asks DigitalOcean nothing when the member's last observation is
+// in the cache. A claim then costs no request: the member's own resync kept
+// that observation (a member is claimable only Ready and Reachable), and
+// the VM's login check with its own Secret follows at once. The droplet is
+// not tagged for the VM in DigitalOcean: every delete of a claimed droplet
+// goes by its ID, which is on record (spec.claimedDropletID), and the orphan
+// sweep spares a droplet whose ID a live VM's Droplet holds. The normal
+// resync re-reads it as any droplet; a droplet gone by then gives
+// ClaimedDropletGone (claimedGone).
 func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
 	id := d.Spec.ClaimedDropletID
-	found, _, err := client.Droplets.Get(ctx, id)
-	if digitalocean.IsNotFound(err) {
-		return 0, h.fail(d, v1alpha1.Created, ReasonClaimedDropletGone, fmt.Sprintf(
-			"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id, poolName(d)))
-	}
-	if err != nil {
-		return h.failDO(d, v1alpha1.Created, err), nil
-	}
-	// The backoff counts failed calls in a row, not failed passes: a pass
-	// makes up to five calls and keeps what the earlier ones tagged, and
-	// under a steady error rate counting passes stretched the delay to a
-	// minute while DigitalOcean answered most calls.
-	h.backoff.Reset(objectKey(d))
-	for _, tag := range vmTags(d) {
-		if slices.Contains(found.Tags, tag) {
-			continue // tagged by an earlier pass whose status write was lost
+	if member := h.claimedMemberOf(d); member != nil {
+		takeObservation(d, member)
+	} else {
+		// The member is not in the cache (a restart while its cache fills):
+		// one read instead.
+		found, _, err := client.Droplets.Get(ctx, id)
+		if digitalocean.IsNotFound(err) {
+			return 0, h.claimedGone(d)
 		}
-		if err := digitalocean.TagDroplets(ctx, client, tag, []int{id}); err != nil {
+		if err != nil {
 			return h.failDO(d, v1alpha1.Created, err), nil
 		}
+		h.backoff.Reset(objectKey(d))
+		d.Status.DropletID = found.ID
+		h.observeFields(d, found)
 	}
-	h.backoff.Reset(objectKey(d))
 	logFor(d).WithField("droplet", id).WithField("pool", poolName(d)).Info("took droplet from warm pool")
-	h.observe(d, found)
+	h.observeActivity(d)
 	h.progress(d, v1alpha1.Created, ReasonClaimedFromPool, fmt.Sprintf("droplet %d taken from warm pool %q", id, poolName(d)))
 	if v1alpha1.Ready.IsTrue(d) {
 		// Checked with the VM's own Secret, which holds the member's key:
@@ -51,4 +52,45 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 		return h.opts.ActiveResync, nil
 	}
 	return h.opts.BootResync, nil
+}
+
+// claimedMemberOf is the cached pool member whose droplet d claimed, with
+// an observation to take over, or nil.
+func (h *handler) claimedMemberOf(d *v1alpha1.Droplet) *v1alpha1.Droplet {
+	members, err := h.droplets.Cache().List(d.Namespace, labels.SelectorFromSet(labels.Set{v1alpha1.WarmPoolLabel: poolName(d)}))
+	if err != nil {
+		return nil
+	}
+	for _, m := range members {
+		if IsPoolMember(m) && m.Status.DropletID == d.Spec.ClaimedDropletID && m.Status.Status != "" {
+			return m
+		}
+	}
+	return nil
+}
+
+// takeObservation copies what the member last read of its droplet.
+func takeObservation(d, member *v1alpha1.Droplet) {
+	s := &member.Status
+	d.Status.DropletID = s.DropletID
+	d.Status.Status = s.Status
+	d.Status.PublicIPv4, d.Status.PrivateIPv4, d.Status.PublicIPv6 = s.PublicIPv4, s.PrivateIPv4, s.PublicIPv6
+	d.Status.Region = s.Region
+	d.Status.CreatedAt = s.CreatedAt
+	d.Status.PriceHourly, d.Status.PriceMonthly = s.PriceHourly, s.PriceMonthly
+}
+
+// claimedGone records that the claimed droplet no longer exists: it is not
+// replaced, and the VM is reported failed (see virtualmachine's failure).
+func (h *handler) claimedGone(d *v1alpha1.Droplet) error {
+	if v1alpha1.Ready.IsTrue(d) {
+		events.SetCondition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Spec.ClaimedDropletID))
+	}
+	return h.fail(d, v1alpha1.Created, ReasonClaimedDropletGone, fmt.Sprintf(
+		"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", d.Spec.ClaimedDropletID, poolName(d)))
+}
+
+// isClaimed: d's droplet is the one its VM took from a pool.
+func isClaimed(d *v1alpha1.Droplet) bool {
+	return d.Spec.ClaimedDropletID != 0 && !IsPoolMember(d)
 }

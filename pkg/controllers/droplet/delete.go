@@ -14,7 +14,9 @@ import (
 // create is unknown (sent, its answer not in): the tag is then the only way
 // to find what that create made. A droplet whose ID is known goes by ID,
 // alone or in a batch (deletebatch.go); the orphan sweep is the last line
-// of defence for anything else carrying our tags.
+// of defence for anything else carrying our tags. A droplet a VM took from
+// a warm pool never carries the VM's tag, and its ID is always known
+// (spec.claimedDropletID): it goes by that ID alone.
 type deleteTargets struct {
 	ids []int
 	tag string
@@ -27,10 +29,13 @@ func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
 	uid := vmUID(d)
 	createdID, createdHere := h.mem.createdID(d)
 	answered := createdHere || (v1alpha1.Created.IsTrue(d) && d.Status.DropletID != 0)
-	if uid != "" && d.Status.CreateBatch == "" && !answered {
+	if uid != "" && d.Status.CreateBatch == "" && !answered && !isClaimed(d) {
 		t.tag = digitalocean.VMTag(uid)
 	}
 	t.add(d.Status.DropletID)
+	if isClaimed(d) {
+		t.add(d.Spec.ClaimedDropletID)
+	}
 	t.add(createdID)
 	t.add(knownDropletID(h.vmOf(d)))
 	return t

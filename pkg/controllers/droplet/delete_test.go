@@ -148,3 +148,58 @@ func TestReapableOnlySettledDropletsOfThatVM(t *testing.T) {
 		}
 	}
 }
+
+// A droplet a VM took from a warm pool carries the pool member's tags, not
+// the VM's: its deletes go by its claimed ID, never by the VM's tag, even
+// while its status lacks the ID or the Created condition.
+func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
+	_, _, h := newDeleteWorld(t)
+	for name, d := range map[string]*v1alpha1.Droplet{
+		"recorded":          deletingDroplet("uid-1", 42, "", ReasonClaimedFromPool),
+		"status without ID": deletingDroplet("uid-1", 0, "", ReasonClaimedFromPool),
+		"gone":              deletingDroplet("uid-1", 42, "", ReasonClaimedDropletGone),
+	} {
+		d.Spec.ClaimedDropletID = 42
+		if name == "gone" {
+			v1alpha1.Created.False(d)
+		}
+		if name == "status without ID" {
+			v1alpha1.Created.Unknown(d)
+		}
+		targets := h.deleteTargets(d)
+		if targets.tag != "" || len(targets.ids) != 1 || targets.ids[0] != 42 {
+			t.Errorf("%s: targets = %+v, want droplet 42 alone", name, targets)
+		}
+	}
+}
+
+// A claimed droplet is taken over on the pool member's last observation,
+// without a read: the first re-read that finds it gone records
+// ClaimedDropletGone (never replaced, the VM fails) and reads no more until
+// something changes, where any other droplet's 404 is only NotFound.
+func TestFirstReadOfAGoneClaimedDropletSaysSo(t *testing.T) {
+	_, client, h := newDeleteWorld(t)
+	h.backoff = digitalocean.NewBackoff()
+	claimed := deletingDroplet("uid-1", 42, "", ReasonClaimedFromPool)
+	claimed.Spec.ClaimedDropletID = 42
+	claimed.Spec.Pool = &v1alpha1.PoolMembership{Name: "pool"}
+	v1alpha1.Ready.True(claimed)
+	requeue, err := h.refresh(context.Background(), client, claimed)
+	if err != nil || requeue != 0 {
+		t.Errorf("refresh = %v, %v; want no error and no next read", requeue, err)
+	}
+	if reason := v1alpha1.Created.GetReason(claimed); !v1alpha1.Created.IsFalse(claimed) || reason != ReasonClaimedDropletGone {
+		t.Errorf("Created = %s/%s, want False/%s", v1alpha1.Created.GetStatus(claimed), reason, ReasonClaimedDropletGone)
+	}
+	if v1alpha1.Ready.IsTrue(claimed) {
+		t.Error("Ready stays True for a droplet DigitalOcean does not know")
+	}
+	created := deletingDroplet("uid-2", 43, "", "Created")
+	if _, err := h.refresh(context.Background(), client, created); err != nil {
+		t.Fatal(err)
+	}
+	if v1alpha1.Created.GetReason(created) != "Created" || v1alpha1.Ready.GetReason(created) != "NotFound" {
+		t.Errorf("a created droplet's 404: Created %s, Ready %s; want Created kept and Ready NotFound",
+			v1alpha1.Created.GetReason(created), v1alpha1.Ready.GetReason(created))
+	}
+}

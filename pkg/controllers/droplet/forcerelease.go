@@ -29,9 +29,13 @@ func (h *handler) forceRelease(d *v1alpha1.Droplet) {
 	if len(ids) > 0 {
 		what = "droplet " + strings.Join(ids, ", ")
 	}
-	tag := digitalocean.VMTag(uid)
+	find := fmt.Sprintf("find it with `doctl compute droplet list --tag-name %s`", digitalocean.VMTag(uid))
+	if isClaimed(d) {
+		// Taken from a warm pool: it carries the pool's tags, not the VM's.
+		find = "find it by its ID with `doctl compute droplet get`"
+	}
 	message := fmt.Sprintf("released by %s without deleting in DigitalOcean: %s may still exist and bill; "+
-		"find it with `doctl compute droplet list --tag-name %s` and delete it there", v1alpha1.ForceReleaseAnnotation, what, tag)
+		"%s and delete it there", v1alpha1.ForceReleaseAnnotation, what, find)
 	logFor(d).WithField("droplet", d.Status.DropletID).Warn(message)
 	events.Record(h.recorder, corev1.EventTypeWarning, v1alpha1.ForceReleased, message, d, h.vmOf(d))
 }

@@ -42,11 +42,3 @@ func TestHandoverOfAClaimedMember(t *testing.T) {
 		}
 	}
 }
-
-func TestVMTagsAreTheOnesNamingTheVM(t *testing.T) {
-	d := &v1alpha1.Droplet{Spec: v1alpha1.DropletSpec{Tags: []string{"hobbyfarm", "hfdo-install:x", "hfdo-vmname:vm-a", "hfdo-vm:uid-a", "course"}}}
-	got := vmTags(d)
-	if len(got) != 2 || got[0] != "hfdo-vmname:vm-a" || got[1] != "hfdo-vm:uid-a" {
-		t.Errorf("vmTags = %v, want the vm-name and VM UID tags", got)
-	}
-}

@@ -49,6 +49,11 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		}
 		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
 	}
+	if digitalocean.IsNotFound(err) && isClaimed(d) {
+		// Taken over on the member's last observation: the first read that
+		// finds it gone says so, and the VM fails (it is never replaced).
+		return 0, h.claimedGone(d)
+	}
 	if digitalocean.IsNotFound(err) {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
@@ -149,6 +154,13 @@ func untilListable(d *v1alpha1.Droplet) time.Duration {
 // observe copies DigitalOcean's view of the droplet into the status.
 func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
 	d.Status.DropletID = do.ID
+	h.observeFields(d, do)
+	h.observeActivity(d)
+}
+
+// observeFields copies DigitalOcean's view of the droplet's status,
+// addresses, region and price.
+func (h *handler) observeFields(d *v1alpha1.Droplet, do *godo.Droplet) {
 	d.Status.Status = do.Status
 	d.Status.PublicIPv4, _ = do.PublicIPv4()
 	d.Status.PrivateIPv4, _ = do.PrivateIPv4()
@@ -158,13 +170,17 @@ func (h *handler) observe(d *v1alpha1.Droplet, do *godo.Droplet) {
 		d.Status.Region = do.Region.Slug
 	}
 	observePrice(d, do)
-	ready := do.Status == "active" && d.Status.PublicIPv4 != ""
+}
+
+// observeActivity records Ready from the observed status and address.
+func (h *handler) observeActivity(d *v1alpha1.Droplet) {
+	ready := d.Status.Status == "active" && d.Status.PublicIPv4 != ""
 	if ready {
 		h.progress(d, v1alpha1.Ready, "Active", "droplet is active at "+d.Status.PublicIPv4)
 	} else if !v1alpha1.Ready.IsTrue(d) {
 		// Booting is the expected way to Active, not a problem: no Event.
-		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
+		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+d.Status.Status)
 	} else {
-		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+do.Status)
+		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+d.Status.Status)
 	}
 }

@@ -2,7 +2,6 @@ package droplet
 
 import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 )
 
@@ -35,16 +34,4 @@ func poolName(d *v1alpha1.Droplet) string {
 		return ""
 	}
 	return d.Spec.Pool.Name
-}
-
-// vmTags are d's tags naming its VM: those a droplet taken from a pool
-// gets added in DigitalOcean, so that lookups and deletes by tag find it.
-func vmTags(d *v1alpha1.Droplet) []string {
-	var out []string
-	for _, t := range d.Spec.Tags {
-		if len(digitalocean.SharedTags([]string{t})) == 0 {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // vmUIDs are the VM UIDs a droplet's tags name: one, or two for a warm
-// pool droplet a VM took (the member's identity, then the VM's).
+// pool droplet a VM took under an earlier version, which tagged it for the
+// VM too (the member's identity, then the VM's).
 func vmUIDs(tags []string) []string {
 	var out []string
 	for _, t := range tags {
@@ -19,8 +20,9 @@ func vmUIDs(tags []string) []string {
 
 // liveMembers are the identities (set) of the pool members whose WarmPool
 // exists. A member whose pool is gone (its Environment deleted) is not
-// among them, so its droplet goes like any orphan's; one a VM took carries
-// the VM's tag and is judged by its VM. A batch-created member carries no
+// among them, so its droplet goes like any orphan's; one a VM took keeps
+// the member's identity and is judged by the VM whose Droplet holds its ID
+// (records). A batch-created member carries no
 // identity tag and is found through batchClaims, like a VM's.
 func (s *sweeper) liveMembers() map[string]bool {
 	pools := map[string]bool{}

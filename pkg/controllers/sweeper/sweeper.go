@@ -108,17 +108,13 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 		log.WithError(err).Warn("orphan sweep: listing droplets")
 		return
 	}
-	claims := s.batchClaims()
+	onRecord := s.recorded()
 	for _, d := range found {
-		uids := vmUIDs(d.Tags)
-		if len(uids) == 0 && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
+		if !onRecord.orphaned(d, liveVMs) {
 			continue
 		}
-		if len(uids) == 0 {
-			uids = []string{claims.owner(d)}
-		}
 		created, _ := time.Parse(time.RFC3339, d.Created)
-		if slices.ContainsFunc(uids, func(uid string) bool { return liveVMs[uid] }) || time.Since(created) < s.opts.Grace {
+		if time.Since(created) < s.opts.Grace {
 			continue
 		}
 		entry := log.WithField("vm", digitalocean.VMNameFromTags(d.Tags)).WithField("droplet", d.ID)
@@ -131,46 +127,65 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 	}
 }
 
-// batchClaims tell which VM a multi-created droplet (no VM tag) serves.
-type batchClaims struct {
-	byID        map[int]string    // droplet id -> VM UID
+// records tell which VMs a droplet serves beyond its tags: a
+// multi-created droplet carries no VM tag, and one a VM took from a warm
+// pool carries the pool member's identity, not the VM's.
+type records struct {
+	byID        map[int][]string  // droplet id -> UIDs of the VMs holding it
 	byBatchName map[string]string // batch tag + "/" + droplet name -> VM UID
 }
 
-func (s *sweeper) batchClaims() batchClaims {
-	c := batchClaims{byID: map[int]string{}, byBatchName: map[string]string{}}
+// recorded reads every droplet ID on record for a VM: a Droplet's
+// status.dropletID and spec.claimedDropletID (for the VM its tags name),
+// and a VM's known-droplet annotation.
+func (s *sweeper) recorded() records {
+	r := records{byID: map[int][]string{}, byBatchName: map[string]string{}}
 	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
 		for _, d := range droplets {
 			uid := digitalocean.VMUIDFromTags(d.Spec.Tags)
-			if d.Status.DropletID != 0 {
-				c.byID[d.Status.DropletID] = uid
-			}
+			r.hold(d.Status.DropletID, uid)
+			r.hold(d.Spec.ClaimedDropletID, uid)
 			if d.Status.CreateBatch != "" {
-				c.byBatchName[d.Status.CreateBatch+"/"+d.Spec.Name] = uid
+				r.byBatchName[d.Status.CreateBatch+"/"+d.Spec.Name] = uid
 			}
 		}
 	}
 	if vms, err := s.vms.List(s.opts.Namespace, labels.Everything()); err == nil {
 		for _, vm := range vms {
 			if id, err := strconv.Atoi(vm.Annotations[v1alpha1.KnownDropletAnnotation]); err == nil {
-				c.byID[id] = string(vm.UID)
+				r.hold(id, string(vm.UID))
 			}
 		}
 	}
-	return c
+	return r
 }
 
-// owner is the UID of the VM claiming d, or "" when none does.
-func (c batchClaims) owner(d godo.Droplet) string {
-	if uid, ok := c.byID[d.ID]; ok {
-		return uid
+func (r records) hold(id int, uid string) {
+	if id != 0 && uid != "" && !slices.Contains(r.byID[id], uid) {
+		r.byID[id] = append(r.byID[id], uid)
 	}
+}
+
+// owners are the UIDs of the VMs d serves: those its tags name, and those
+// holding its ID or (multi-created) its batch and name on record.
+func (r records) owners(d godo.Droplet) []string {
+	out := append(vmUIDs(d.Tags), r.byID[d.ID]...)
 	for _, t := range d.Tags {
-		if uid, ok := c.byBatchName[t+"/"+d.Name]; ok {
-			return uid
+		if uid, ok := r.byBatchName[t+"/"+d.Name]; ok {
+			out = append(out, uid)
 		}
 	}
-	return ""
+	return out
+}
+
+// orphaned: d is one of this installation's VM or pool droplets (a VM tag,
+// a batch tag, or an ID on record) and none of the VMs or live pool members
+// it serves exists.
+func (r records) orphaned(d godo.Droplet, live map[string]bool) bool {
+	if len(vmUIDs(d.Tags)) == 0 && len(r.byID[d.ID]) == 0 && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
+		return false
+	}
+	return !slices.ContainsFunc(r.owners(d), func(uid string) bool { return live[uid] })
 }
 
 // sweepKeys deletes keys named for this namespace that no Key object owns.

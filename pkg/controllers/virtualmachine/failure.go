@@ -39,6 +39,11 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 		// A running VM never turns failed: its user may be on it.
 		return "", 0
 	}
+	if v1alpha1.Created.GetReason(d) == dropletcontroller.ReasonClaimedDropletGone {
+		// Found gone at the takeover or at the first read after it, which
+		// may come once its ID is recorded: never replaced.
+		return v1alpha1.Created.GetMessage(d), 0
+	}
 	if d.Status.DropletID != 0 {
 		if reason := v1alpha1.Reachable.GetReason(d); v1alpha1.Reachable.IsFalse(d) && slices.Contains(dropletcontroller.FailedReachability, reason) {
 			return v1alpha1.Reachable.GetMessage(d), 0
@@ -60,9 +65,6 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 			return "", left
 		}
 		return fmt.Sprintf("the DigitalOcean settings are still invalid after %s: %s", h.opts.ConfigErrorGrace, v1alpha1.Configured.GetMessage(d)), 0
-	}
-	if v1alpha1.Created.GetReason(d) == dropletcontroller.ReasonClaimedDropletGone {
-		return v1alpha1.Created.GetMessage(d), 0
 	}
 	if refused(d, v1alpha1.Created) {
 		return "DigitalOcean refused to create the droplet: " + v1alpha1.Created.GetMessage(d), 0

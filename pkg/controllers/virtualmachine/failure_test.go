@@ -8,6 +8,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,5 +89,28 @@ func TestConfigInvalidBeforeTheVMFailsAtOnce(t *testing.T) {
 				t.Errorf("failed with a recheck in %s", recheck)
 			}
 		})
+	}
+}
+
+// A claimed droplet found gone fails its VM, also when the takeover had
+// recorded its ID already (it is found gone at the first re-read); a
+// running VM never turns failed.
+func TestGoneClaimedDropletFailsItsVM(t *testing.T) {
+	h := &handler{}
+	const message = `droplet 42, taken from warm pool "p", no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one`
+	for _, id := range []int{0, 42} {
+		d := &v1alpha1.Droplet{}
+		d.Spec.ClaimedDropletID = 42
+		d.Status.DropletID = id
+		d.Status.Conditions = []genericcondition.GenericCondition{{Type: string(v1alpha1.Created), Status: "False",
+			Reason: dropletcontroller.ReasonClaimedDropletGone, Message: message}}
+		vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm"}, Status: hfv1.VirtualMachineStatus{Status: hfv1.VmStatusRFP}}
+		if why, _ := h.provisioningFailure(vm, d); why != message {
+			t.Errorf("recorded ID %d: failure %q, want the condition's message", id, why)
+		}
+		vm.Status.Status = hfv1.VmStatusRunning
+		if why, _ := h.provisioningFailure(vm, d); why != "" {
+			t.Errorf("recorded ID %d: a running VM failed: %q", id, why)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, h handlerFunc) {
 // injected faults, the handler, then (maybe) a dropped response.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, pattern string, h handlerFunc) {
 	start := time.Now()
-	rec := RequestRecord{Time: s.now(), Method: r.Method, Pattern: pattern}
+	rec := RequestRecord{Time: s.now(), Method: r.Method, Pattern: pattern, Path: r.URL.Path}
 	reqID := newRequestID()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json; charset=utf-8")

@@ -11,6 +11,7 @@ type RequestRecord struct {
 	Time      time.Time // server clock when the request arrived
 	Method    string
 	Pattern   string // route pattern, e.g. "POST /v2/droplets"; "<METHOD> <unmatched>" for unknown paths
+	Path      string // the request's path, e.g. "/v2/droplets/42": which droplet, key or tag it names
 	TokenHash string // TokenHash of the bearer token; empty when unauthenticated
 	Status    int    // status sent (or that would have been sent, if Dropped); 0 if the client left
 	Dropped   bool   // the write was applied but the connection was closed unanswered
