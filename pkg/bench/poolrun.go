@@ -126,6 +126,9 @@ func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
 	r.scrape(ctx)
 	r.res.TwoVMDroplets = r.twoVMDroplets()
 	r.deleteVMs(ctx)
+	if st, err := readProcStats(r.ctrl.proc.Pid()); err == nil {
+		r.res.ControllerCPU, r.res.ControllerRSS = st.CPUSeconds, st.PeakRSSMiB
+	}
 	return r.res, nil
 }
 

@@ -98,6 +98,9 @@ func EvaluateWarmPool(runs []PoolRun, vms int) []Target {
 		}, [2]string{SideAuto, c.trace})
 		add(fmt.Sprintf("%s: auto's pool droplet-hours ≤ %.2f × fixed-15's", c.trace, c.hours), func(get func(string, string) *PoolRun) (bool, string) {
 			a, f := get(SideAuto, c.trace), get(SideFixed, c.trace)
+			if ok, why := allRan(a); !ok { // a pool that served nobody is cheap for nothing
+				return false, "auto: " + why
+			}
 			if f.PoolDropletSeconds <= 0 {
 				return false, "fixed-15 spent no pool droplet time"
 			}
@@ -144,6 +147,9 @@ func EvaluateWarmPool(runs []PoolRun, vms int) []Target {
 		add(fmt.Sprintf("drain with %s: no pool droplet %v after the event's end", side, drainMax), func(get func(string, string) *PoolRun) (bool, string) {
 			return eachTrace(get, side, traces, func(r *PoolRun) (bool, string) {
 				d := float64(r.DrainSeconds)
+				if r.PoolDropletSeconds == 0 && d == 0 {
+					return true, "no pool droplet to drain"
+				}
 				return d <= drainMax.Seconds(), formatValue("%.1f s", d)
 			})
 		}, [2]string{side, TraceSteady})

@@ -117,11 +117,15 @@ type PoolRun struct {
 	HeldBack      map[string]float64 `json:"held_back"`
 	// DropletsLeft and KeysLeft are what DigitalOcean held once the VMs
 	// were deleted: every droplet, every key but the Environment's shared one.
-	DropletsLeft int      `json:"droplets_left"`
-	KeysLeft     int      `json:"keys_left"`
-	Notes        []string `json:"notes,omitempty"`
-	Aborted      bool     `json:"aborted,omitempty"`
-	RealSeconds  float64  `json:"real_seconds"`
+	DropletsLeft int `json:"droplets_left"`
+	// ControllerCPU and ControllerRSS are the controller process's CPU
+	// seconds and peak resident MiB over the run: eleven share the machine.
+	ControllerCPU float64  `json:"controller_cpu_seconds"`
+	ControllerRSS float64  `json:"controller_peak_rss_mib"`
+	KeysLeft      int      `json:"keys_left"`
+	Notes         []string `json:"notes,omitempty"`
+	Aborted       bool     `json:"aborted,omitempty"`
+	RealSeconds   float64  `json:"real_seconds"`
 }
 
 // WarmPoolReport is a whole warm-pool run.

@@ -155,21 +155,22 @@ func TestWarmPoolTargetsPassAndFail(t *testing.T) {
 	}
 	find := func(rs []PoolRun, side, trace string) *PoolRun { return poolRuns(rs).get(side, trace) }
 	for name, spoil := range map[string]func(rs []PoolRun){
-		"slow fixed pool":         func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).TTR.P95 = 2.5 },
-		"slow auto pool":          func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).TTR.P95 = 2.5 },
-		"a VM did not run":        func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).Running = 59 },
-		"a create held back":      func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).HeldBack = map[string]float64{"create": 1} },
-		"a pool create held back": func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).HeldBack = map[string]float64{"pool": 2} },
-		"a 429":                   func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).TooMany = 1 },
-		"too many requests":       func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).RequestsTotal = 226 },
-		"fast without a pool":     func(rs []PoolRun) { find(rs, SideNoPool, TraceSteady).TTR.P95 = 29 },
-		"workshop waits":          func(rs []PoolRun) { find(rs, SideAuto, TraceWorkshop).WaitedBoot = 7 },
-		"trickle waits":           func(rs []PoolRun) { find(rs, SideAuto, TraceTrickle).WaitedBoot = 4 },
-		"workshop hours":          func(rs []PoolRun) { find(rs, SideAuto, TraceWorkshop).PoolDropletSeconds = 2900 },
-		"trickle hours":           func(rs []PoolRun) { find(rs, SideAuto, TraceTrickle).PoolDropletSeconds = 2800 },
-		"pool before the lead":    func(rs []PoolRun) { find(rs, SideFixed, TraceTrickle).Before.FirstPoolBeforeStart = 301 },
-		"pool at the creation":    func(rs []PoolRun) { find(rs, SideAuto, TraceSeats).Before.FirstPoolAfterCreation = 10 },
-		"fixed pool not ready":    func(rs []PoolRun) { find(rs, SideFixed, TraceWorkshop).Before.ReadyAtStart = 14 },
+		"slow fixed pool":          func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).TTR.P95 = 2.5 },
+		"slow auto pool":           func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).TTR.P95 = 2.5 },
+		"a VM did not run":         func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).Running = 59 },
+		"a create held back":       func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).HeldBack = map[string]float64{"create": 1} },
+		"a pool create held back":  func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).HeldBack = map[string]float64{"pool": 2} },
+		"a 429":                    func(rs []PoolRun) { find(rs, SideAuto, TraceSteady).TooMany = 1 },
+		"too many requests":        func(rs []PoolRun) { find(rs, SideFixed, TraceSteady).RequestsTotal = 226 },
+		"fast without a pool":      func(rs []PoolRun) { find(rs, SideNoPool, TraceSteady).TTR.P95 = 29 },
+		"workshop waits":           func(rs []PoolRun) { find(rs, SideAuto, TraceWorkshop).WaitedBoot = 7 },
+		"trickle waits":            func(rs []PoolRun) { find(rs, SideAuto, TraceTrickle).WaitedBoot = 4 },
+		"workshop hours":           func(rs []PoolRun) { find(rs, SideAuto, TraceWorkshop).PoolDropletSeconds = 2900 },
+		"trickle hours":            func(rs []PoolRun) { find(rs, SideAuto, TraceTrickle).PoolDropletSeconds = 2800 },
+		"cheap but serving nobody": func(rs []PoolRun) { r := find(rs, SideAuto, TraceWorkshop); r.Running, r.WaitedBoot = 0, 0 },
+		"pool before the lead":     func(rs []PoolRun) { find(rs, SideFixed, TraceTrickle).Before.FirstPoolBeforeStart = 301 },
+		"pool at the creation":     func(rs []PoolRun) { find(rs, SideAuto, TraceSeats).Before.FirstPoolAfterCreation = 10 },
+		"fixed pool not ready":     func(rs []PoolRun) { find(rs, SideFixed, TraceWorkshop).Before.ReadyAtStart = 14 },
 		"auto pool empty at start": func(rs []PoolRun) {
 			b := &find(rs, SideAuto, TraceSteady).Before
 			b.WantedAtStart, b.ReadyAtStart = 0, 0
