@@ -79,12 +79,10 @@ const (
 )
 
 func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
-	began := time.Now()
 	r.res = PoolRun{Side: r.side.name, Trace: r.trace.Name, WarmPool: r.side.warmPool, Seats: r.trace.Seats, VMs: r.trace.VMs(),
 		DrainSeconds: Num(nan), MetricSeconds: Num(nan), Before: BeforeStart{FirstPoolAfterCreation: Num(nan), FirstPoolBeforeStart: Num(nan)}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer func() { r.res.RealSeconds = time.Since(began).Seconds() }()
 	defer r.tearDown()
 	if err := r.setUp(ctx); err != nil {
 		return r.res, err

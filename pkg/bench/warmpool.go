@@ -233,7 +233,9 @@ func RunWarmPool(ctx context.Context, cfg WarmPoolConfig) (*WarmPoolReport, erro
 		r := &poolRun{cfg: &cfg, env: kit.env, bin: kit.bin, missing: kit.missing, side: p.side, trace: p.trace,
 			slug: fmt.Sprintf("%s-%s", p.side.name, p.trace.Name)}
 		wg.Go(func() {
+			began := time.Now()
 			res, err := r.run(ctx)
+			res.RealSeconds = time.Since(began).Seconds()
 			if err != nil {
 				res.Notes = append(res.Notes, fmt.Sprintf("aborted: %v (logs in %s)", err, r.dir))
 				res.Aborted = true

@@ -200,6 +200,7 @@ func writePoolRuns(w io.Writer, runs []*PoolRun) {
 		return fmt.Sprintf("%d, %d; %d", r.DropletsLeft, r.KeysLeft, r.TwoVMDroplets)
 	})
 	add("VMs in error", func(r *PoolRun) string { return fmt.Sprintf("%d", len(r.Errors)) })
+	add("run's real time (min)", func(r *PoolRun) string { return fmt.Sprintf("%.1f", r.RealSeconds/60) })
 	add("controller CPU (s), peak RSS (MiB)", func(r *PoolRun) string {
 		return fmt.Sprintf("%.1f, %.0f", r.ControllerCPU, r.ControllerRSS)
 	})
