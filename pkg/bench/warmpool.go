@@ -19,7 +19,7 @@ import (
 // (10 minutes before each event's start, up to 25 minutes of arrivals), so
 // running them side by side fits the whole scenario in about 40 minutes on a
 // 2-core machine, where one after the other would take hours.
-// Run by `scripts/bench -scenario warm-pool`; see docs/benchmarks.md.
+// Run by `scripts/bench -scenario warm-pool`; see docs/warm-pool-benchmark.md.
 
 // Pool sides.
 const (
@@ -118,11 +118,11 @@ type PoolRun struct {
 	// DropletsLeft and KeysLeft are what DigitalOcean held once the VMs
 	// were deleted: every droplet, every key but the Environment's shared one.
 	DropletsLeft int `json:"droplets_left"`
+	KeysLeft     int `json:"keys_left"`
 	// ControllerCPU and ControllerRSS are the controller process's CPU
 	// seconds and peak resident MiB over the run: eleven share the machine.
 	ControllerCPU float64  `json:"controller_cpu_seconds"`
 	ControllerRSS float64  `json:"controller_peak_rss_mib"`
-	KeysLeft      int      `json:"keys_left"`
 	Notes         []string `json:"notes,omitempty"`
 	Aborted       bool     `json:"aborted,omitempty"`
 	RealSeconds   float64  `json:"real_seconds"`
