@@ -232,3 +232,22 @@ func TestPoolSecondsEndAtClaimOrDeletion(t *testing.T) {
 		t.Errorf("pool seconds %g, want 9 + 20 + 30", got)
 	}
 }
+
+func TestBeforeStartScalesTheLeadBound(t *testing.T) {
+	created := time.Unix(0, 0)
+	// A trace shrunk to a tenth: made 60 s before its start, the lead bound 30 s.
+	r := &PoolRun{WarmPool: "15", Seats: 60, EventCreated: created, Start: created.Add(60 * time.Second),
+		Before: BeforeStart{FirstPoolAfterCreation: 40, FirstPoolBeforeStart: 20, ReadyAtStart: 15, WantedAtStart: 15}}
+	if ok, why := beforeStartOK(r); !ok {
+		t.Errorf("pool 20 s before a scaled start: %s", why)
+	}
+	r.Before.FirstPoolAfterCreation, r.Before.FirstPoolBeforeStart = 20, 40
+	if ok, why := beforeStartOK(r); ok {
+		t.Errorf("pool 40 s before a scaled start passed: %s", why)
+	}
+	r.Before = BeforeStart{FirstPoolAfterCreation: 40, FirstPoolBeforeStart: 20, ReadyAtStart: 6, WantedAtStart: 6}
+	r.Seats = 6
+	if ok, why := beforeStartOK(r); !ok {
+		t.Errorf("fewer seats than the size, all ready: %s", why)
+	}
+}
