@@ -40,7 +40,7 @@ func run() int {
 	deleteConc := flag.Int("delete-concurrency", bench.DefaultDeleteConcurrency,
 		"VM deletes in flight (kube-controller-manager's garbage collector deletes 20 at a time)")
 	probes := flag.Int("probes", bench.DefaultProbes, "VMs made before the flood to time deletions (half idle, half in the flood)")
-	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default")
+	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default (-scenario warm-pool: 2 unless given, eleven controllers share the machine)")
 	unlimited := flag.Bool("no-rate-limits", false, "turn DigitalOcean's rate limits off to measure what Kubernetes alone allows")
 	paths := flag.String("path", "claim",
 		"how the flood's VMs are made, comma-separated, each run for every N and mode: claim (Gargantua's claim path, one VM at a time) or vmset (one VirtualMachineSet of N, made by Gargantua's VM set controller)")
