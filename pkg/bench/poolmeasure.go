@@ -25,6 +25,9 @@ type BeforeStart struct {
 	// ReadyAtStart and WantedAtStart are the WarmPool's status at the start.
 	ReadyAtStart  int `json:"ready_at_start"`
 	WantedAtStart int `json:"wanted_at_start"`
+	// ControllerSaid is the WarmPool's status message last seen before the
+	// start: when the controller means the pool to fill.
+	ControllerSaid string `json:"controller_said,omitempty"`
 }
 
 // poolSample is the pool counted at one moment: sessions started so far,
@@ -148,6 +151,11 @@ func (r *poolRun) sample() (poolSample, bool) {
 	if list, err := r.pools.List(r.ns, metav1.ListOptions{}); err == nil {
 		for _, p := range list.Items {
 			s.InKube += p.Status.Ready + p.Status.Booting
+			if p.Status.Message != "" && time.Now().Before(r.res.Start) {
+				r.mu.Lock()
+				r.res.Before.ControllerSaid = p.Status.Message
+				r.mu.Unlock()
+			}
 		}
 	}
 	s.At = time.Now()

@@ -88,7 +88,13 @@ func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
 		return r.res, err
 	}
 	go r.lives.poll(ctx)
-	go runEvents(ctx, r.garg)
+	// Gargantua's scheduled-event controller: provisions the event at its
+	// start time, finishes it at its end time.
+	go func() {
+		if err := r.garg.RunEvents(ctx); err != nil {
+			r.note("Gargantua's scheduled-event controller: %v", err)
+		}
+	}()
 
 	if err := r.createEvent(); err != nil {
 		return r.res, fmt.Errorf("creating the event: %w", err)
@@ -206,7 +212,7 @@ func (r *poolRun) createEvent() error {
 	start := now.Add(fromSeconds(r.trace.PreStart)).Truncate(time.Second).Add(time.Second)
 	end := start.Add(fromSeconds(r.trace.End))
 	r.res.EventCreated, r.res.Start, r.res.End = now, start, end
-	_, err := createEvent(r.garg.Clients, r.ns, poolEvent, start, end, true, map[string]map[string]int{envName: {template: r.trace.Seats}})
+	_, err := r.garg.Clients.CreateEvent(r.ns, poolEvent, start, end, true, map[string]map[string]int{envName: {template: r.trace.Seats}})
 	if err == nil {
 		r.logf("event made; starts %s, ends %s, %d seats", start.Format("15:04:05"), end.Format("15:04:05"), r.trace.Seats)
 	}

@@ -148,6 +148,9 @@ func WriteWarmPool(w io.Writer, rep *WarmPoolReport) {
 		writePoolRuns(w, runs)
 	}
 	for _, r := range rep.Runs {
+		if said := r.Before.ControllerSaid; said != "" {
+			fmt.Fprintf(w, "before the start (%s/%s), the controller said: %s\n", r.Side, r.Trace, said)
+		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "note (%s/%s): %s\n", r.Side, r.Trace, n)
 		}
