@@ -25,8 +25,8 @@ type BeforeStart struct {
 	// ReadyAtStart and WantedAtStart are the WarmPool's status at the start.
 	ReadyAtStart  int `json:"ready_at_start"`
 	WantedAtStart int `json:"wanted_at_start"`
-	// ControllerSaid is the WarmPool's status message last seen before the
-	// start: when the controller means the pool to fill.
+	// ControllerSaid is the WarmPool's first status message after the
+	// event's creation: when the controller means the pool to fill.
 	ControllerSaid string `json:"controller_said,omitempty"`
 }
 
@@ -153,7 +153,9 @@ func (r *poolRun) sample() (poolSample, bool) {
 			s.InKube += p.Status.Ready + p.Status.Booting
 			if p.Status.Message != "" && time.Now().Before(r.res.Start) {
 				r.mu.Lock()
-				r.res.Before.ControllerSaid = p.Status.Message
+				if r.res.Before.ControllerSaid == "" {
+					r.res.Before.ControllerSaid = p.Status.Message
+				}
 				r.mu.Unlock()
 			}
 		}
