@@ -25,10 +25,13 @@ type BeforeStart struct {
 	// ReadyAtStart and WantedAtStart are the WarmPool's status at the start.
 	ReadyAtStart  int `json:"ready_at_start"`
 	WantedAtStart int `json:"wanted_at_start"`
-	// ControllerSaid is the WarmPool's first status message after the
-	// event's creation: when the controller means the pool to fill.
-	ControllerSaid string `json:"controller_said,omitempty"`
+	// ControllerSaid are the WarmPool's status messages before the start,
+	// each change once (at most maxSaid): when the controller means the
+	// pool to fill, and why.
+	ControllerSaid []string `json:"controller_said,omitempty"`
 }
+
+const maxSaid = 8
 
 // poolSample is the pool counted at one moment: sessions started so far,
 // unclaimed pool droplets live at the fake, and the WarmPool's members
@@ -153,8 +156,9 @@ func (r *poolRun) sample() (poolSample, bool) {
 			s.InKube += p.Status.Ready + p.Status.Booting
 			if p.Status.Message != "" && time.Now().Before(r.res.Start) {
 				r.mu.Lock()
-				if r.res.Before.ControllerSaid == "" {
-					r.res.Before.ControllerSaid = p.Status.Message
+				said := r.res.Before.ControllerSaid
+				if len(said) < maxSaid && (len(said) == 0 || said[len(said)-1] != p.Status.Message) {
+					r.res.Before.ControllerSaid = append(said, p.Status.Message)
 				}
 				r.mu.Unlock()
 			}

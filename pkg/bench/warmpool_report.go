@@ -148,8 +148,8 @@ func WriteWarmPool(w io.Writer, rep *WarmPoolReport) {
 		writePoolRuns(w, runs)
 	}
 	for _, r := range rep.Runs {
-		if said := r.Before.ControllerSaid; said != "" {
-			fmt.Fprintf(w, "before the start (%s/%s), the controller said: %s\n", r.Side, r.Trace, said)
+		if said := r.Before.ControllerSaid; len(said) > 0 {
+			fmt.Fprintf(w, "before the start (%s/%s), the pool's status said: %s\n", r.Side, r.Trace, strings.Join(said, "; then "))
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "note (%s/%s): %s\n", r.Side, r.Trace, n)
