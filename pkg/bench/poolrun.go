@@ -44,7 +44,7 @@ type poolRun struct {
 	arrived atomic.Int64
 	samples *sampler
 
-	mu  sync.Mutex // guards res.Notes, written by the sampler too
+	mu  sync.Mutex // guards res.Notes and res.Before.ControllerSaid, written by the sampler too
 	res PoolRun
 }
 
@@ -85,7 +85,7 @@ func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
 	defer cancel()
 	defer r.tearDown()
 	if err := r.setUp(ctx); err != nil {
-		return r.res, err
+		return r.result(), err
 	}
 	go r.lives.poll(ctx)
 	// Gargantua's scheduled-event controller: provisions the event at its
@@ -97,25 +97,25 @@ func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
 	}()
 
 	if err := r.createEvent(); err != nil {
-		return r.res, fmt.Errorf("creating the event: %w", err)
+		return r.result(), fmt.Errorf("creating the event: %w", err)
 	}
 	r.samples = newSampler(r)
 	go r.samples.run(ctx)
 	if err := sleepUntilCtx(ctx, r.res.Start); err != nil {
-		return r.res, err
+		return r.result(), err
 	}
 	r.atStart()
 
 	vms, err := r.arrive(ctx)
 	if err != nil {
-		return r.res, err
+		return r.result(), err
 	}
 	if err := r.waitRunning(ctx, vms, runningBound); err != nil {
 		r.note("waiting for all running: %v", err)
 	}
 	r.measure(vms)
 	if err := sleepUntilCtx(ctx, r.res.End); err != nil {
-		return r.res, err
+		return r.result(), err
 	}
 	if r.side.size > 0 {
 		r.waitDrained(ctx, vms)
@@ -133,7 +133,14 @@ func (r *poolRun) run(ctx context.Context) (PoolRun, error) {
 	if st, err := readProcStats(r.ctrl.proc.Pid()); err == nil {
 		r.res.ControllerCPU, r.res.ControllerRSS = st.CPUSeconds, st.PeakRSSMiB
 	}
-	return r.res, nil
+	return r.result(), nil
+}
+
+// result copies what the run measured; the sampler may still be writing.
+func (r *poolRun) result() PoolRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.res
 }
 
 func (r *poolRun) setUp(ctx context.Context) error {
