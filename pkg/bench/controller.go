@@ -188,6 +188,30 @@ func (c *controller) scrapeMetrics(ctx context.Context, path string) (float64, e
 // sumSeries adds up every sample of a metric in Prometheus text format.
 func sumSeries(text, name string) float64 {
 	total, found := 0.0, false
+	eachSample(text, name, func(_ string, v float64) { total, found = total+v, true })
+	if !found {
+		return nan
+	}
+	return total
+}
+
+// seriesByLabel adds up a metric's samples by the value of one label
+// (empty when a sample lacks it); a metric without samples gives an empty map.
+func seriesByLabel(text, name, label string) map[string]float64 {
+	out := map[string]float64{}
+	eachSample(text, name, func(labels string, v float64) {
+		value := ""
+		if _, rest, ok := strings.Cut(labels, label+"=\""); ok {
+			value, _, _ = strings.Cut(rest, "\"")
+		}
+		out[value] += v
+	})
+	return out
+}
+
+// eachSample calls f with the label set ("{...}" or "") and the value of
+// every sample of the metric name in Prometheus text format.
+func eachSample(text, name string, f func(labels string, v float64)) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		line := sc.Text()
@@ -195,15 +219,15 @@ func sumSeries(text, name string) float64 {
 		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
 			continue
 		}
+		labels := ""
+		if rest != "" && rest[0] == '{' {
+			labels, _, _ = strings.Cut(rest, "}")
+		}
 		fields := strings.Fields(line)
 		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
-			total, found = total+v, true
+			f(labels, v)
 		}
 	}
-	if !found {
-		return nan
-	}
-	return total
 }
 
 // procStats are a process's peak resident memory and CPU time so far.

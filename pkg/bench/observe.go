@@ -72,6 +72,8 @@ type tracker struct {
 	vms       map[string]*vmTimes
 	byDroplet map[string]string // droplet name -> VM name
 	lastPoll  time.Time
+	// addUnknown makes set add a VM it does not know yet.
+	addUnknown bool
 	// pollEvery is how often pollFake looks, pollInterval unless set: the
 	// fake's own timestamps time every event, so a poll only needs to come
 	// before a deleted droplet is purged (the delete lag).
@@ -91,14 +93,27 @@ func newTracker(do *fake.Server, tokens ...string) *tracker {
 func (t *tracker) add(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.vms[name] = &vmTimes{dropletIDs: map[int]bool{}}
-	t.byDroplet[digitalocean.DropletName(name)] = name
+	t.addLocked(name)
 }
 
+func (t *tracker) addLocked(name string) *vmTimes {
+	v := &vmTimes{dropletIDs: map[int]bool{}}
+	t.vms[name] = v
+	t.byDroplet[digitalocean.DropletName(name)] = name
+	return v
+}
+
+// set changes a VM's times; an unknown VM is added first when addUnknown is
+// set (VMs whose names Gargantua picks, known only once they exist: their
+// watch events may come before the benchmark learns the name).
 func (t *tracker) set(name string, f func(v *vmTimes)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if v := t.vms[name]; v != nil {
+	v := t.vms[name]
+	if v == nil && t.addUnknown {
+		v = t.addLocked(name)
+	}
+	if v != nil {
 		f(v)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +25,13 @@ func newLifeLog(do *fake.Server, token string) *lifeLog {
 	return &lifeLog{do: do, token: token, lives: map[int]*fake.DropletLife{}}
 }
 
+// lifePollEvery is how often lifeLog looks: well within the fake's delete
+// lag (2 s), after which a deleted droplet is forgotten; the fake's own
+// timestamps time every create and delete.
+const lifePollEvery = 500 * time.Millisecond
+
 func (l *lifeLog) poll(ctx context.Context) {
-	tick := time.NewTicker(pollInterval)
+	tick := time.NewTicker(lifePollEvery)
 	defer tick.Stop()
 	for {
 		l.observe(time.Now())
@@ -84,156 +88,124 @@ func (l *lifeLog) sum(claimedAt map[int]time.Time, now time.Time) float64 {
 	return total
 }
 
-// poolCosts compares every steady pool side with the side without a pool.
-func poolCosts(sides []PoolSide) []PoolCost {
-	if len(sides) == 0 || sides[0].WarmPool != 0 {
-		return nil
-	}
-	base := sides[0]
-	var out []PoolCost
-	for _, s := range sides[1:] {
-		if s.Overflow {
-			continue // other arrivals: no VM-by-VM comparison
+// firstPoolCreate is the first pool droplet's create (zero if none).
+func (l *lifeLog) firstPoolCreate() time.Time {
+	l.observe(time.Now())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first time.Time
+	for _, d := range l.lives {
+		if isPoolDroplet(d.Name) && (first.IsZero() || d.Created.Before(first)) {
+			first = d.Created
 		}
-		saved := 0.0
-		for i := range min(len(s.TTRs), len(base.TTRs)) {
-			a, b := float64(base.TTRs[i]), float64(s.TTRs[i])
-			if !math.IsNaN(a) && !math.IsNaN(b) {
-				saved += a - b
-			}
-		}
-		out = append(out, PoolCost{Side: s.Name, PoolDropletHours: s.PoolDropletSeconds / 3600, WaitSavedHours: saved / 3600})
 	}
-	return out
+	return first
 }
 
-// EvaluateWarmPool checks issue 18's benchmark targets: the first side has
-// no pool, the last is the overflow, those between are steady pool sides.
-func EvaluateWarmPool(sides []PoolSide, interval time.Duration) []Target {
-	if len(sides) < 3 || sides[0].WarmPool != 0 || !sides[len(sides)-1].Overflow {
-		return []Target{{Name: "warm-pool targets", Status: Skip, Detail: "the run did not finish its sides"}}
-	}
-	base, steady, overflow := &sides[0], sides[1:len(sides)-1], &sides[len(sides)-1]
-	allRan := func(s *PoolSide) (bool, string) {
-		if s.Running < s.VMs {
-			return false, fmt.Sprintf("only %d of %d VMs ran", s.Running, s.VMs)
+// lastPoolDelete is the last delete of an unclaimed pool droplet (zero if none).
+func (l *lifeLog) lastPoolDelete(claimed map[int]bool) time.Time {
+	l.observe(time.Now())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var last time.Time
+	for id, d := range l.lives {
+		if isPoolDroplet(d.Name) && !claimed[id] && d.Deleted.After(last) {
+			last = d.Deleted
 		}
-		return true, ""
 	}
-	var out []Target
-	for i := range steady {
-		s := &steady[i]
-		out = append(out, checkSides(fmt.Sprintf("p95 time-to-running ≤ 2 s with warm_pool %d (%d VMs, one every %v)", s.WarmPool, s.VMs, interval),
-			[]*PoolSide{s}, func() (bool, string) {
-				if ok, why := allRan(s); !ok {
-					return false, why
-				}
-				return s.TTR.P95 <= maxPoolTTRP95, fmt.Sprintf("%.2f s (%d claims of %d VMs)", s.TTR.P95, s.Claims, s.VMs)
-			}))
-	}
-	out = append(out, checkSides(fmt.Sprintf("p95 time-to-running ≥ the boot delay (%v) without a pool", BootDelay), []*PoolSide{base},
-		func() (bool, string) {
-			if ok, why := allRan(base); !ok {
-				return false, why
-			}
-			return base.TTR.P95 >= BootDelay.Seconds(), fmt.Sprintf("%.2f s", base.TTR.P95)
-		}))
-	out = append(out, checkSides(fmt.Sprintf("overflow (%d VMs in %.0f s): the first %d from the pool, the rest by the normal path, no errors",
-		overflow.VMs, overflow.Window, overflow.WarmPool), []*PoolSide{overflow}, func() (bool, string) {
-		if ok, why := allRan(overflow); !ok {
-			return false, why
-		}
-		detail := fmt.Sprintf("%d claims, %d of the first %d, %d errored", overflow.Claims, overflow.FirstClaimed, overflow.WarmPool, len(overflow.Errors))
-		return overflow.FirstClaimed == overflow.WarmPool && overflow.Claims >= overflow.WarmPool && len(overflow.Errors) == 0, detail
-	}))
-	refs := make([]*PoolSide, len(sides))
-	for i := range sides {
-		refs[i] = &sides[i]
-	}
-	out = append(out, checkSides("no duplicate, no leak on any side: DigitalOcean holds the VMs' droplets + the pool's, none with two VMs' tags",
-		refs, func() (bool, string) {
-			var bad []string
-			for i := range sides {
-				s := &sides[i]
-				if s.TwoVMDroplets > 0 || s.DropletsAtEnd != s.VMs+s.WantedAtEnd {
-					bad = append(bad, fmt.Sprintf("%s: %d droplets for %d VMs + %d pool, %d with two VMs' tags",
-						s.Name, s.DropletsAtEnd, s.VMs, s.WantedAtEnd, s.TwoVMDroplets))
-				}
-			}
-			if len(bad) > 0 {
-				return false, strings.Join(bad, "; ")
-			}
-			return true, "every side"
-		}))
-	return out
+	return last
 }
 
-// checkSides builds a Target as check does, from the sides it uses: Fail if
-// one was aborted, else what measure says.
-func checkSides(name string, uses []*PoolSide, measure func() (bool, string)) Target {
-	for _, s := range uses {
-		if s.Aborted {
-			return Target{Name: name, Status: Fail, Detail: fmt.Sprintf("the side %q was aborted", s.Name)}
-		}
-	}
-	return verdict(name, measure)
-}
+// warmPoolConfigKey is the Environment key that sizes the pool.
+const warmPoolConfigKey = "warm_pool"
 
-// WriteWarmPool prints the sides side by side, the cost comparison and the targets.
+// isPoolDroplet tells a pool member's droplet by its name (hfdo-pool-<random>),
+// which it keeps when a VM takes it.
+func isPoolDroplet(name string) bool { return strings.HasPrefix(name, "hfdo-pool-") }
+
+// WriteWarmPool prints the runs side by side, trace by trace, then the targets.
 func WriteWarmPool(w io.Writer, rep *WarmPoolReport) {
-	fmt.Fprintf(w, "warm pool (issue 18): scale 1 (real time), boot delay %v, ssh_key_scope %s\n", BootDelay, rep.KeyScope)
+	fmt.Fprintf(w, "warm pool: real time, boot %v, seed %d, trace scale %g, ssh_key_scope %s, %d runs at once in %.1f min\n",
+		BootDelay, rep.Seed, rep.Scale, rep.KeyScope, len(rep.Runs), rep.RealSeconds/60)
 	fmt.Fprintf(w, "machine: %s\n", rep.Machine)
 	loads := make([]string, len(rep.LoadAverages))
 	for i, l := range rep.LoadAverages {
 		loads[i] = fmt.Sprintf("%.1f", l)
 	}
-	fmt.Fprintf(w, "load average (1 min) at start and after each side: %s\n\n", strings.Join(loads, ", "))
-	header := []string{""}
-	for _, s := range rep.Sides {
-		header = append(header, s.Name)
-	}
-	lines := [][]string{header}
-	add := func(label string, f func(s *PoolSide) string) {
-		line := []string{label}
-		for i := range rep.Sides {
-			line = append(line, f(&rep.Sides[i]))
-		}
-		lines = append(lines, line)
-	}
-	add("VMs, arrival window (s)", func(s *PoolSide) string { return fmt.Sprintf("%d in %.1f", s.VMs, s.Window) })
-	add("pool filled after (s)", func(s *PoolSide) string { return formatValue("%.1f", float64(s.FillSeconds)) })
-	add("VMs running", func(s *PoolSide) string { return fmt.Sprintf("%d", s.Running) })
-	add("time-to-running p50 (s)", func(s *PoolSide) string { return formatValue("%.2f", orNaN(s.TTR, s.TTR.P50)) })
-	add("time-to-running p95 (s)", func(s *PoolSide) string { return formatValue("%.2f", orNaN(s.TTR, s.TTR.P95)) })
-	add("time-to-running max (s)", func(s *PoolSide) string { return formatValue("%.2f", orNaN(s.TTR, s.TTR.Max)) })
-	add("claims (of the first k)", func(s *PoolSide) string { return fmt.Sprintf("%d (%d)", s.Claims, s.FirstClaimed) })
-	add("VMs in error", func(s *PoolSide) string { return fmt.Sprintf("%d", len(s.Errors)) })
-	add("droplets at end / VMs + pool", func(s *PoolSide) string {
-		return fmt.Sprintf("%d / %d", s.DropletsAtEnd, s.VMs+s.WantedAtEnd)
-	})
-	add("droplets with two VMs' tags", func(s *PoolSide) string { return fmt.Sprintf("%d", s.TwoVMDroplets) })
-	add("pool droplet-hours unclaimed", func(s *PoolSide) string { return fmt.Sprintf("%.3f", s.PoolDropletSeconds/3600) })
-	add("pool drained after event end (s)", func(s *PoolSide) string { return formatValue("%.1f", float64(s.DrainSeconds)) })
-	add("DO requests, all", func(s *PoolSide) string { return fmt.Sprintf("%d", sum(s.Requests)) })
-	add("  POST /v2/droplets", func(s *PoolSide) string { return fmt.Sprintf("%d", s.Requests[fake.RouteCreateDroplets]) })
-	add("429 responses", func(s *PoolSide) string { return fmt.Sprintf("%d", s.TooMany) })
-	add("side real time (min)", func(s *PoolSide) string { return fmt.Sprintf("%.1f", s.RealSeconds/60) })
-	writeAligned(w, lines)
-	for _, s := range rep.Sides {
-		for _, n := range s.Notes {
-			fmt.Fprintf(w, "note (%s): %s\n", s.Name, n)
-		}
-	}
-	if len(rep.Costs) > 0 {
-		fmt.Fprintln(w, "\ncost: unclaimed pool droplet-hours against the users' waiting saved (Σ over VMs of no-pool minus pool time-to-running)")
-		for _, c := range rep.Costs {
-			ratio := "-"
-			if c.PoolDropletHours > 0 {
-				ratio = fmt.Sprintf("%.2f", c.WaitSavedHours/c.PoolDropletHours)
+	fmt.Fprintf(w, "load average (1 min), each minute: %s\n", strings.Join(loads, ", "))
+	for _, t := range rep.Traces {
+		var runs []*PoolRun
+		for i := range rep.Runs {
+			if rep.Runs[i].Trace == t.Name {
+				runs = append(runs, &rep.Runs[i])
 			}
-			fmt.Fprintf(w, "  %s: %.3f droplet-hours for %.3f hours of waiting saved (%s h saved per droplet-hour)\n",
-				c.Side, c.PoolDropletHours, c.WaitSavedHours, ratio)
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %d VMs, %d seats, event made %.0f s before its start, ends %.0f s after it\n",
+			t.Name, t.VMs(), t.Seats, t.PreStart, t.End)
+		writePoolRuns(w, runs)
+	}
+	for _, r := range rep.Runs {
+		if said := r.Before.ControllerSaid; len(said) > 0 {
+			fmt.Fprintf(w, "before the start (%s/%s), the pool's status said: %s\n", r.Side, r.Trace, strings.Join(said, "; then "))
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "note (%s/%s): %s\n", r.Side, r.Trace, n)
 		}
 	}
 	WriteTargets(w, rep.Targets)
+}
+
+func writePoolRuns(w io.Writer, runs []*PoolRun) {
+	header := []string{""}
+	for _, r := range runs {
+		header = append(header, r.Side)
+	}
+	lines := [][]string{header}
+	add := func(label string, f func(r *PoolRun) string) {
+		line := []string{label}
+		for _, r := range runs {
+			line = append(line, f(r))
+		}
+		lines = append(lines, line)
+	}
+	add("VMs running", func(r *PoolRun) string { return fmt.Sprintf("%d of %d", r.Running, r.VMs) })
+	add("time-to-running p50 / p95 / max (s)", func(r *PoolRun) string {
+		return fmt.Sprintf("%s / %s / %s", formatValue("%.2f", orNaN(r.TTR, r.TTR.P50)),
+			formatValue("%.2f", orNaN(r.TTR, r.TTR.P95)), formatValue("%.2f", orNaN(r.TTR, r.TTR.Max)))
+	})
+	add("waited a boot", func(r *PoolRun) string { return fmt.Sprintf("%d", r.WaitedBoot) })
+	add("claims, p95 claim to running (s)", func(r *PoolRun) string {
+		return fmt.Sprintf("%d, %s", r.Claims, formatValue("%.2f", orNaN(r.ClaimTTR, r.ClaimTTR.P95)))
+	})
+	add("first pool droplet after creation (s)", func(r *PoolRun) string {
+		return formatValue("%.0f", float64(r.Before.FirstPoolAfterCreation))
+	})
+	add("pool ready / wanted at the start", func(r *PoolRun) string {
+		return fmt.Sprintf("%d / %d", r.Before.ReadyAtStart, r.Before.WantedAtStart)
+	})
+	add("pool over seats left: most, longest (s)", func(r *PoolRun) string {
+		return fmt.Sprintf("%d, %.0f", r.Seat.MaxOver, r.Seat.LongestOver)
+	})
+	add("pool droplet-hours (fake / metric)", func(r *PoolRun) string {
+		return fmt.Sprintf("%.3f / %s", r.PoolDropletSeconds/3600, formatValue("%.3f", float64(r.MetricSeconds)/3600))
+	})
+	add("drained after the end (s)", func(r *PoolRun) string { return formatValue("%.1f", float64(r.DrainSeconds)) })
+	add("DO requests (POST /v2/droplets)", func(r *PoolRun) string {
+		return fmt.Sprintf("%d (%d)", r.RequestsTotal, r.Requests[fake.RouteCreateDroplets])
+	})
+	add("held back: create, pool; 429s", func(r *PoolRun) string {
+		return fmt.Sprintf("%.0f, %.0f; %d", r.HeldBack["create"], r.HeldBack["pool"], r.TooMany)
+	})
+	add("left: droplets, keys; two-VM droplets", func(r *PoolRun) string {
+		return fmt.Sprintf("%d, %d; %d", r.DropletsLeft, r.KeysLeft, r.TwoVMDroplets)
+	})
+	add("VMs in error", func(r *PoolRun) string { return fmt.Sprintf("%d", len(r.Errors)) })
+	add("run's real time (min)", func(r *PoolRun) string { return fmt.Sprintf("%.1f", r.RealSeconds/60) })
+	add("controller CPU (s), peak RSS (MiB)", func(r *PoolRun) string {
+		return fmt.Sprintf("%.1f, %.0f", r.ControllerCPU, r.ControllerRSS)
+	})
+	writeAligned(w, lines)
 }

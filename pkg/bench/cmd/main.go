@@ -1,5 +1,6 @@
-// Command bench runs the controller benchmark of issue 6 (see
-// docs/benchmarks.md and scripts/bench). It exits 1 when a target is missed
+// Command bench runs the controller benchmarks (see docs/benchmarks.md and
+// scripts/bench): the fleet benchmark, ours against the baseline, or one
+// scenario (-scenario). It exits 1 when a target is missed
 // and 2 on bad flags or a run that could not finish.
 package main
 
@@ -13,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/bench"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -40,7 +40,7 @@ func run() int {
 	deleteConc := flag.Int("delete-concurrency", bench.DefaultDeleteConcurrency,
 		"VM deletes in flight (kube-controller-manager's garbage collector deletes 20 at a time)")
 	probes := flag.Int("probes", bench.DefaultProbes, "VMs made before the flood to time deletions (half idle, half in the flood)")
-	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default")
+	workers := flag.Int("workers", 0, "the controller's --workers; 0 keeps its default (-scenario warm-pool: 2 unless given, eleven controllers share the machine)")
 	unlimited := flag.Bool("no-rate-limits", false, "turn DigitalOcean's rate limits off to measure what Kubernetes alone allows")
 	paths := flag.String("path", "claim",
 		"how the flood's VMs are made, comma-separated, each run for every N and mode: claim (Gargantua's claim path, one VM at a time) or vmset (one VirtualMachineSet of N, made by Gargantua's VM set controller)")
@@ -54,11 +54,13 @@ func run() int {
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
 	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
-	scenario := flag.String("scenario", "", "warm-pool: issue 18's warm-pool run instead of the fleet benchmark (see -warm-pool, -pool-*); large: issue 17's large installation (see -large-*)")
-	warmPool := flag.String("warm-pool", strconv.Itoa(bench.DefaultPoolSize), "-scenario warm-pool: warm_pool sizes, comma-separated, each compared with no pool on the same arrivals; the first also runs the overflow")
-	poolVMs := flag.Int("pool-vms", bench.DefaultPoolVMs, "-scenario warm-pool: VMs per side")
-	poolInterval := flag.Duration("pool-interval", bench.DefaultPoolInterval, "-scenario warm-pool: time between two arrivals on the steady sides")
-	poolOverflow := flag.Duration("pool-overflow-window", bench.DefaultPoolOverflowWindow, "-scenario warm-pool: the overflow side's VMs all arrive within this")
+	scenario := flag.String("scenario", "",
+		"warm-pool: no pool, warm_pool 15 and auto on four arrival traces, all at once (see -pool-*); large: a large installation (see -large-*)")
+	poolVMs := flag.Int("pool-vms", bench.DefaultPoolVMs, "-scenario warm-pool: users per trace; the targets are defined at 60")
+	poolSeed := flag.Uint64("pool-seed", bench.DefaultPoolSeed, "-scenario warm-pool: seed of the traces' arrival times (kept in the JSON)")
+	poolScale := flag.Float64("pool-trace-scale", bench.DefaultPoolScale,
+		"-scenario warm-pool: multiplies every trace time but the boot (the 10 min before the start, the arrivals, the end); below 1 only to check the harness quickly")
+	poolRuns := flag.String("pool-runs", "", "-scenario warm-pool: only these sides or side/trace pairs, comma-separated (e.g. auto,fixed-15/steady); empty runs all")
 	large := bench.DefaultLarge()
 	flag.IntVar(&large.VMs, "large-vms", large.VMs, "-scenario large: VMs built up, spread evenly over the Environments")
 	flag.IntVar(&large.Envs, "large-envs", large.Envs, "-scenario large: Environments, each with its own token")
@@ -84,7 +86,13 @@ func run() int {
 	switch *scenario {
 	case "":
 	case "warm-pool":
-		return runWarmPool(*warmPool, *poolVMs, *poolInterval, *poolOverflow, *keyScope, *workers, *bin, *dir, *jsonOut)
+		w := *workers
+		if !given["workers"] {
+			w = bench.DefaultPoolWorkers
+		}
+		cfg := bench.WarmPoolConfig{Seed: *poolSeed, VMs: *poolVMs, Scale: *poolScale, Only: splitList(*poolRuns), Workers: w,
+			ControllerBin: *bin, Dir: *dir, Log: os.Stderr}
+		return runWarmPool(cfg, *keyScope, *jsonOut)
 	case "large":
 		large.HoldScale, large.Workers, large.ControllerBin, large.Dir, large.Log = *scale, *workers, *bin, *dir, os.Stderr
 		return runLarge(large, *keyScope, *jsonOut)
@@ -139,27 +147,22 @@ func run() int {
 	return finish(*jsonOut, cfg.Dir, rep, rep != nil, runErr)
 }
 
-// runWarmPool runs issue 18's warm-pool scenario (bench.RunWarmPool).
-func runWarmPool(sizes string, vms int, interval, overflow time.Duration, keyScope string, workers int, bin, dir, jsonOut string) int {
-	cfg := bench.WarmPoolConfig{VMs: vms, Interval: interval, OverflowWindow: overflow, Workers: workers,
-		ControllerBin: bin, Dir: dir, Log: os.Stderr}
+// runWarmPool runs the warm-pool scenario (bench.RunWarmPool).
+func runWarmPool(cfg bench.WarmPoolConfig, keyScope, jsonOut string) int {
 	var err error
-	if cfg.Sizes, err = parseInts(sizes); err != nil {
-		return usage("-warm-pool: %v", err)
-	}
 	if cfg.KeyScope, err = oursAndDir(keyScope, &cfg.Dir, "hf-bench-pool-"); err != nil {
 		return usage("%v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, runErr := bench.RunWarmPool(ctx, cfg)
-	if rep != nil && len(rep.Sides) > 0 {
+	if rep != nil && len(rep.Runs) > 0 {
 		bench.WriteWarmPool(os.Stdout, rep)
 	}
 	return finish(jsonOut, cfg.Dir, rep, rep != nil, runErr)
 }
 
-// runLarge runs issue 17's large installation (bench.RunLarge).
+// runLarge runs the large installation (bench.RunLarge).
 func runLarge(cfg bench.LargeConfig, keyScope, jsonOut string) int {
 	var err error
 	if cfg.KeyScope, err = oursAndDir(keyScope, &cfg.Dir, "hf-bench-large-"); err != nil {
