@@ -142,7 +142,9 @@ func TestWarmPoolKeepsItsDropletsWhenARunningEventIsEdited(t *testing.T) {
 
 // TestWarmPoolHoldsNoMoreThanItsEventsSeats: an event with 3 seats keeps
 // no more than 3 of warm_pool 5; each VM of the event takes a seat, and
-// once all are taken the pool holds none.
+// once all are taken the pool holds none. The last VMs still take the
+// pool's droplets: an arriving VM's seat is not counted before its claim,
+// which would drain the member it is taking.
 func TestWarmPoolHoldsNoMoreThanItsEventsSeats(t *testing.T) {
 	w, env := poolWorld(t, worldOptions{}, 5, false)
 	g := w.gargantua(gargantuasim.V3_3)
@@ -158,9 +160,12 @@ func TestWarmPoolHoldsNoMoreThanItsEventsSeats(t *testing.T) {
 		return w.poolStatus(func(s v1alpha1.WarmPoolStatus) bool { return s.Wanted == 3 })
 	})
 
-	if _, err := g.StartSession("alice", env, "ubuntu"); err != nil {
+	var vms []string
+	session, err := g.StartSession("alice", env, "ubuntu")
+	if err != nil {
 		t.Fatal(err)
 	}
+	vms = append(vms, session.VMs...)
 	w.eventually(90*time.Second, "2 seats left: 2 members", func() string {
 		if why := w.poolStatus(func(s v1alpha1.WarmPoolStatus) bool { return s.Wanted == 2 && s.Ready == 2 && s.Claims == 1 }); why != "" {
 			return why
@@ -172,9 +177,11 @@ func TestWarmPoolHoldsNoMoreThanItsEventsSeats(t *testing.T) {
 	})
 
 	for _, user := range []string{"bob", "carol"} {
-		if _, err := g.StartSession(user, env, "ubuntu"); err != nil {
+		session, err := g.StartSession(user, env, "ubuntu")
+		if err != nil {
 			t.Fatal(err)
 		}
+		vms = append(vms, session.VMs...)
 	}
 	w.eventually(90*time.Second, "every seat taken: no pool droplet", func() string {
 		if why := w.poolStatus(func(s v1alpha1.WarmPoolStatus) bool {
@@ -190,4 +197,9 @@ func TestWarmPoolHoldsNoMoreThanItsEventsSeats(t *testing.T) {
 		}
 		return ""
 	})
+	for _, vm := range vms {
+		if d := w.droplet(vm); d.Spec.ClaimedDropletID == 0 {
+			t.Errorf("VM %s created a droplet: the pool's were drained before its claim", vm)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package warmpool
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -54,8 +55,28 @@ func (h *handler) poolWindow(pool *v1alpha1.WarmPool, env *hfv1.Environment, mem
 	if err != nil {
 		return w, err
 	}
-	w.Seats = seatsLeft(env.Name, pool.Spec.Template, w.Serving, vms)
+	w.Seats = seatsLeft(env.Name, pool.Spec.Template, w.Serving, h.served(vms, members))
 	return w, nil
+}
+
+// served are the VMs that took their seat: those with a Droplet of their
+// own or a claim on a member. A VM that has just arrived is about to take
+// a member: counting its seat before that would drain the very member it
+// is claiming, and the event's last VMs would find the pool empty.
+func (h *handler) served(vms []*hfv1.VirtualMachine, members []*v1alpha1.Droplet) []*hfv1.VirtualMachine {
+	claimed := map[string]bool{}
+	for _, d := range members {
+		if d.Status.Claim != nil {
+			claimed[d.Status.Claim.UID] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(vms), func(vm *hfv1.VirtualMachine) bool {
+		if claimed[string(vm.UID)] {
+			return false
+		}
+		_, err := h.droplets.Cache().Get(vm.Namespace, vm.Name)
+		return err != nil
+	})
 }
 
 // warnUnparsed reports, once per pool and event times, an event served
