@@ -326,7 +326,9 @@ func (r *poolRun) waitDrained(ctx context.Context, vms []string) {
 	r.logf("pool drained %.1f s after the event's end", float64(r.res.DrainSeconds))
 }
 
-// twoVMDroplets counts droplets carrying the tags of two VMs.
+// twoVMDroplets counts droplets that serve two VMs: held on record by two
+// VMs' Droplets (a claimed droplet keeps the pool's tags, so only the
+// records tell whose it is), or carrying two VMs' tags.
 func (r *poolRun) twoVMDroplets() int {
 	list, err := r.garg.Clients.VMs.List(r.ns, metav1.ListOptions{})
 	if err != nil {
@@ -337,6 +339,26 @@ func (r *poolRun) twoVMDroplets() int {
 	for _, vm := range list.Items {
 		ours[digitalocean.VMTag(string(vm.UID))] = true
 	}
+	holders := map[int]map[string]bool{}
+	hold := func(id int, vm string) {
+		if id == 0 {
+			return
+		}
+		if holders[id] == nil {
+			holders[id] = map[string]bool{}
+		}
+		holders[id][vm] = true
+	}
+	if droplets, err := r.droplets.List(r.ns, metav1.ListOptions{}); err == nil {
+		for _, d := range droplets.Items {
+			if d.Spec.VirtualMachine != "" {
+				hold(d.Status.DropletID, d.Spec.VirtualMachine)
+				hold(d.Spec.ClaimedDropletID, d.Spec.VirtualMachine)
+			}
+		}
+	} else {
+		r.note("listing Droplets: %v", err)
+	}
 	n := 0
 	for _, d := range r.do.Droplets(r.token) {
 		tagged := 0
@@ -345,7 +367,7 @@ func (r *poolRun) twoVMDroplets() int {
 				tagged++
 			}
 		}
-		if tagged > 1 {
+		if tagged > 1 || len(holders[d.ID]) > 1 {
 			n++
 		}
 	}

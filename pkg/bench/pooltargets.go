@@ -152,7 +152,7 @@ func EvaluateWarmPool(runs []PoolRun, vms int) []Target {
 			})
 		}, [2]string{side, TraceSteady})
 	}
-	add("no duplicate, no leak: no droplet with two VMs' tags, 0 droplets and 0 VM keys at each fake once the VMs are deleted",
+	add("no duplicate, no leak: no droplet serving two VMs, 0 droplets and 0 VM keys at each fake once the VMs are deleted",
 		func(func(string, string) *PoolRun) (bool, string) {
 			var bad []string
 			for _, r := range rs {
