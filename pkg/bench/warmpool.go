@@ -19,7 +19,7 @@ import (
 // (10 minutes before each event's start, up to 25 minutes of arrivals), so
 // running them side by side fits the whole scenario in about 40 minutes on a
 // 2-core machine, where one after the other would take hours.
-// Run by `scripts/bench -scenario warm-pool`; see docs/warm-pool-benchmark.md.
+// Run by `scripts/bench -scenario warm-pool`; see docs/benchmarks.md, "Warm pool".
 
 // Pool sides.
 const (
