@@ -14,7 +14,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 )
 
-// LargeConfig is issue 17's large installation: VMs across Envs
+// LargeConfig is a large installation: VMs across Envs
 // Environments, each with its own token, built up in waves of Event VMs per
 // Environment, held, then one more event of NewEvent VMs while another
 // Environment's VMs are all deleted (see docs/benchmarks.md).
@@ -39,7 +39,7 @@ type LargeConfig struct {
 	Log           io.Writer `json:"-"`
 }
 
-// DefaultLarge is the large scenario of issue 17, as pkg/bench/cmd runs it
+// DefaultLarge is the large scenario as pkg/bench/cmd runs it
 // unless told otherwise: 10,000 VMs over 10 Environments in rounds of 100
 // per Environment, an hour's hold, a new event of 100; the build-up at
 // scale 3 (the fleet's N = 1,000 flood), the new event at 1 (real time).

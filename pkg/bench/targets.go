@@ -12,14 +12,17 @@ const (
 	Skip = "SKIP" // the run lacks the scenario the target needs
 )
 
-// Target is one checked goal of issue 6.
+// Target is one checked goal of a benchmark.
 type Target struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
 	Detail string `json:"detail"`
 }
 
-// The goals, as issue 6 states them.
+// The fleet's goals: a steady state far below the baseline's requests, a
+// flood bound by DigitalOcean's limits rather than the controller, VMs that
+// run as their droplets boot, a small memory footprint, and deletes that
+// never wait behind creates.
 const (
 	targetN          = 1000
 	overheadN        = 100

@@ -50,7 +50,8 @@ func TestSSHKeyTypes(t *testing.T) {
 	before := w.secret("ed-ssh")
 
 	// An unknown type is a config error naming the key and the fix, for a
-	// VM that still needs the config (a running one is not told, issue 16)...
+	// VM that still needs the config (a running one never reads it again, so
+	// it is not told)...
 	w.setSpecifics(env.Name, with(validSpecifics, "ssh_key_type", "dsa"))
 	w.createVM("pending", env, "ubuntu")
 	w.eventually(30*time.Second, "ssh_key_type=dsa reported", func() string {

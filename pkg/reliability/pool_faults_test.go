@@ -170,7 +170,7 @@ func randomUID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// TestAtomicClaims is issue 18's "atomic claims": 50 VMs arrive at once
+// TestAtomicClaims proves claims are atomic: 50 VMs arrive at once
 // against a ready pool of 10, with 5 workers, and the controller is
 // SIGKILLed and restarted twice while they claim. Each pool droplet goes
 // to at most one VM, every VM runs, and DigitalOcean holds exactly 50 + 10

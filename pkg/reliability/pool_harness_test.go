@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// warmPoolKey is the config key of issue 18.
+// warmPoolKey is the warm pool's config key.
 const warmPoolKey = "warm_pool"
 
 // poolEnv creates the "ubuntu" template and an Environment keeping size
@@ -117,7 +117,7 @@ func poolsShown(pools []v1alpha1.WarmPool) string {
 	return strings.Join(out, "; ")
 }
 
-// poolInvariants is "" when the world is as issue 18 wants it at rest:
+// poolInvariants is "" when the world is as a warm pool requires at rest:
 // every VM of vms runs with exactly one droplet in DigitalOcean, no droplet
 // serves two VMs, and DigitalOcean holds exactly the VMs' droplets plus
 // wanted unclaimed pool droplets, all ready. A droplet serves a VM when it
