@@ -24,8 +24,11 @@ const minArrivalSpan = time.Minute
 
 // autoConfidence is how likely the pool holds enough for the arrivals
 // within one refill: the pool is sized at this quantile of a Poisson
-// distribution of mean rate × refill time.
-const autoConfidence = 0.95
+// distribution of mean rate × refill time. At 95% a workshop's lulls left
+// one droplet, and the first arrivals after a break waited a boot; 99%
+// keeps two or three through a lull, which costs little next to a fixed
+// pool and serves the burst that ends it.
+const autoConfidence = 0.99
 
 // DefaultSurplusIdle is how long a ready member beyond an auto-sized
 // pool's size waits unclaimed before it is deleted: a lull between two

@@ -76,9 +76,9 @@ func TestAutoSize(t *testing.T) {
 			want: v1alpha1.WarmPoolAutoStatus{Size: 20, Basis: BasisStart, RefillSeconds: 33}},
 		{name: "unset max is the default", refill: refill,
 			want: v1alpha1.WarmPoolAutoStatus{Size: 20, Basis: BasisStart, RefillSeconds: 33}},
-		// One every 3 s for 3 minutes, a 33 s refill: λR = 11.2, 95% at 17.
-		{name: "class", max: 20, created: every(60, 3*time.Second, epoch), live: 60, refill: refill,
-			want: v1alpha1.WarmPoolAutoStatus{Size: 17, Basis: BasisArrivals, ArrivalsPerMinute: 20.3, RefillSeconds: 33}},
+		// One every 3 s for 3 minutes, a 33 s refill: λR = 11.2, 99% at 20.
+		{name: "class", max: 25, created: every(60, 3*time.Second, epoch), live: 60, refill: refill,
+			want: v1alpha1.WarmPoolAutoStatus{Size: 20, Basis: BasisArrivals, ArrivalsPerMinute: 20.3, RefillSeconds: 33}},
 		{name: "class capped", max: 10, created: every(60, 3*time.Second, epoch), live: 60, refill: refill,
 			want: v1alpha1.WarmPoolAutoStatus{Size: 10, Basis: BasisMax, ArrivalsPerMinute: 20.3, RefillSeconds: 33}},
 		// VMs running, none arrived lately: keep one, not max.
@@ -87,9 +87,9 @@ func TestAutoSize(t *testing.T) {
 		// Every VM gone and the window empty: the next class may come.
 		{name: "all gone", max: 20, created: every(5, time.Second, epoch.Add(-time.Hour)), refill: refill,
 			want: v1alpha1.WarmPoolAutoStatus{Size: 20, Basis: BasisStart, RefillSeconds: 33}},
-		// A slower refill needs more: λ = 2.2/min, R = 2 min, λR = 4.4, 95% at 8.
+		// A slower refill needs more: λ = 2.2/min, R = 2 min, λR = 4.4, 99% at 10.
 		{name: "slow refill", max: 20, created: every(10, 30*time.Second, epoch), live: 10, refill: 2 * time.Minute,
-			want: v1alpha1.WarmPoolAutoStatus{Size: 8, Basis: BasisArrivals, ArrivalsPerMinute: 2.2, RefillSeconds: 120}},
+			want: v1alpha1.WarmPoolAutoStatus{Size: 10, Basis: BasisArrivals, ArrivalsPerMinute: 2.2, RefillSeconds: 120}},
 	} {
 		got := autoSize(c.max, c.created, c.live, c.refill, epoch)
 		if *got != c.want {
