@@ -1,11 +1,10 @@
 package virtualmachine
 
 import (
+	"slices"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -20,7 +19,7 @@ const applyLag = 2 * time.Second
 // to a quarter of them. The objects' watch handles the VM again when they
 // arrive; the re-queue covers a create that failed.
 func (h *handler) awaitingCache(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
-	if !h.anyUncached(vm.Namespace, objs) {
+	if !h.anyUncached(objs) {
 		h.applied.Delete(vm.UID)
 		return false
 	}
@@ -35,22 +34,9 @@ func (h *handler) awaitingCache(vm *hfv1.VirtualMachine, objs []runtime.Object) 
 }
 
 // anyUncached: the cache lacks one of objs.
-func (h *handler) anyUncached(namespace string, objs []runtime.Object) bool {
-	for _, obj := range objs {
-		var cached bool
-		switch o := obj.(type) {
-		case *corev1.Secret:
-			cached = h.secretCached(namespace, o.Name)
-		case *v1alpha1.Key:
-			cached = h.keyCached(namespace, o.Name)
-		case *v1alpha1.Droplet:
-			cached = h.dropletCached(namespace, o.Name)
-		default:
-			continue
-		}
-		if !cached {
-			return true
-		}
-	}
-	return false
+func (h *handler) anyUncached(objs []runtime.Object) bool {
+	return slices.ContainsFunc(objs, func(obj runtime.Object) bool {
+		_, cached, known := h.cachedCopy(obj)
+		return known && cached == nil
+	})
 }

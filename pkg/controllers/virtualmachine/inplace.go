@@ -29,13 +29,14 @@ func (h *handler) inPlace(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 		}
 		given[id] = true
 	}
-	for id, cached := range map[string]bool{
-		"Secret/" + TokenSecretName(vm): h.secretCached(vm.Namespace, TokenSecretName(vm)),
-		"Secret/" + SSHSecretName(vm):   h.secretCached(vm.Namespace, SSHSecretName(vm)),
-		"Key/" + vm.Name:                h.keyCached(vm.Namespace, vm.Name),
-		"Droplet/" + vm.Name:            h.dropletCached(vm.Namespace, vm.Name),
+	named := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: vm.Namespace, Name: name} }
+	for _, own := range []runtime.Object{
+		&corev1.Secret{ObjectMeta: named(TokenSecretName(vm))},
+		&corev1.Secret{ObjectMeta: named(SSHSecretName(vm))},
+		&v1alpha1.Key{ObjectMeta: named(vm.Name)},
+		&v1alpha1.Droplet{ObjectMeta: named(vm.Name)},
 	} {
-		if cached && !given[id] {
+		if id, cached, _ := h.cachedCopy(own); cached != nil && !given[id] {
 			return false
 		}
 	}
@@ -46,19 +47,44 @@ func (h *handler) inPlace(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 // desired: same contents and metadata, controlled by the VM (so apply made
 // it; apply's own annotations come on top).
 func (h *handler) cachedAsDesired(vm *hfv1.VirtualMachine, obj runtime.Object) (string, bool) {
+	id, cached, _ := h.cachedCopy(obj)
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		c, err := h.secrets.Cache().Get(o.Namespace, o.Name)
-		return "Secret/" + o.Name, err == nil && sameMeta(vm, c, o) && c.Type == o.Type &&
-			maps.EqualFunc(c.Data, o.Data, bytes.Equal)
+		c, ok := cached.(*corev1.Secret)
+		return id, ok && sameMeta(vm, c, o) && c.Type == o.Type && maps.EqualFunc(c.Data, o.Data, bytes.Equal)
 	case *v1alpha1.Key:
-		c, err := h.keys.Cache().Get(o.Namespace, o.Name)
-		return "Key/" + o.Name, err == nil && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
+		c, ok := cached.(*v1alpha1.Key)
+		return id, ok && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
 	case *v1alpha1.Droplet:
-		c, err := h.droplets.Cache().Get(o.Namespace, o.Name)
-		return "Droplet/" + o.Name, err == nil && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
+		c, ok := cached.(*v1alpha1.Droplet)
+		return id, ok && sameMeta(vm, c, o) && equality.Semantic.DeepEqual(c.Spec, o.Spec)
 	}
 	return "", false
+}
+
+// cachedCopy names obj (a Secret, Key or Droplet of the VM, found by its
+// namespace and name) and returns the cache's copy of it, nil if the cache
+// lacks it. known is false for any other kind: the VM makes no other.
+func (h *handler) cachedCopy(obj runtime.Object) (id string, cached runtime.Object, known bool) {
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		return "Secret/" + o.Name, cacheGet(h.secrets.Cache().Get, o.Namespace, o.Name), true
+	case *v1alpha1.Key:
+		return "Key/" + o.Name, cacheGet(h.keys.Cache().Get, o.Namespace, o.Name), true
+	case *v1alpha1.Droplet:
+		return "Droplet/" + o.Name, cacheGet(h.droplets.Cache().Get, o.Namespace, o.Name), true
+	}
+	return "", nil, false
+}
+
+// cacheGet is get's result as a runtime.Object: nil (never a typed nil)
+// when the cache lacks it.
+func cacheGet[T runtime.Object](get func(namespace, name string) (T, error), namespace, name string) runtime.Object {
+	c, err := get(namespace, name)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // sameMeta: cached is controlled by vm and has desired's labels,
@@ -80,15 +106,5 @@ func contains(have, want map[string]string) bool {
 
 func (h *handler) secretCached(namespace, name string) bool {
 	_, err := h.secrets.Cache().Get(namespace, name)
-	return err == nil
-}
-
-func (h *handler) keyCached(namespace, name string) bool {
-	_, err := h.keys.Cache().Get(namespace, name)
-	return err == nil
-}
-
-func (h *handler) dropletCached(namespace, name string) bool {
-	_, err := h.droplets.Cache().Get(namespace, name)
 	return err == nil
 }
