@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/rancher/wrangler/v3/pkg/condition"
@@ -134,7 +135,7 @@ func (w *world) present(name string, vm, droplet, key bool) string {
 		w.t.Fatal(err)
 	case vm != (err == nil):
 		return fmt.Sprintf("VM %s exists: %v, want %v", name, err == nil, vm)
-	case vm && !slices.Contains(got.Finalizers, "wrangler.cattle.io/"+virtualmachine.CleanupHandlerName):
+	case vm && !finalizer.Has(got, virtualmachine.CleanupHandlerName):
 		return fmt.Sprintf("VM %s lost our finalizer: %v", name, got.Finalizers)
 	}
 	_, err = w.droplets.Get(w.ns, name, metav1.GetOptions{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
@@ -82,7 +83,7 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 		// Cheap checks first: batchKey encodes the whole request, and with
 		// per-VM keys (different KeyRefs) no Droplet is ever a mate.
 		if h.mem.inBatch(m) || m.Name == d.Name || !slices.Equal(m.Spec.KeyRefs, d.Spec.KeyRefs) ||
-			!freshForCreate(m) || !hasFinalizer(m, CleanupHandlerName) {
+			!freshForCreate(m) || !finalizer.Has(m, CleanupHandlerName) {
 			continue
 		}
 		if _, created := h.mem.createdID(m); created {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 )
@@ -38,7 +39,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		return 0, nil
 	}
 
-	if !hasFinalizer(d, CleanupHandlerName) {
+	if !finalizer.Has(d, CleanupHandlerName) {
 		// Made without it (the VM controller makes it with the finalizer on),
 		// and wrangler's remove handler, which runs first, could not add the
 		// finalizer (its write conflicted): a droplet created before it is

@@ -152,11 +152,6 @@ func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digi
 
 func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }
 
-// hasFinalizer reports the finalizer of wrangler's remove handler named handler.
-func hasFinalizer(obj metav1.Object, handler string) bool {
-	return slices.Contains(obj.GetFinalizers(), "wrangler.cattle.io/"+handler)
-}
-
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
 func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) error {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", reason).Inc()

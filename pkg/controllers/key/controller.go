@@ -4,13 +4,13 @@ package key
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -106,7 +106,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	case k.Status.KeyID != 0, retired(k) && !awaitsCreate(d):
 		return k, nil
 	}
-	if !slices.Contains(k.Finalizers, "wrangler.cattle.io/"+CleanupHandlerName) {
+	if !finalizer.Has(k, CleanupHandlerName) {
 		// Made without it (the VM controller makes it with the finalizer on),
 		// and wrangler's remove handler, which runs first, could not add the
 		// finalizer (its write conflicted): a key registered before it is

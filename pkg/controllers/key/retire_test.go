@@ -7,6 +7,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -50,7 +51,7 @@ func newRetireWorld(t *testing.T) *retireWorld {
 	w := &retireWorld{t: t, do: do,
 		droplet: &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}, Spec: v1alpha1.DropletSpec{KeyRefs: []string{"vm"}}},
 		key: &v1alpha1.Key{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "key-uid",
-			Finalizers: []string{"wrangler.cattle.io/" + CleanupHandlerName}},
+			Finalizers: []string{finalizer.Of(CleanupHandlerName)}},
 			Spec: v1alpha1.KeySpec{Name: "vm", PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: "vm-ssh", Key: sshkey.PublicKeyField},
 				TokenSecretRef: v1alpha1.SecretKeyRef{Name: "token", Key: "token"}}}}
 	secrets := testutil.NamedCache[*corev1.Secret]{Objs: map[string]*corev1.Secret{

@@ -9,6 +9,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -126,7 +127,7 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 		}
 	}
 	released := vm.DeepCopy()
-	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool { return f == cleanupFinalizer })
+	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool { return f == finalizer.Of(CleanupHandlerName) })
 	// Sent from the cached VM's resourceVersion: a stale copy conflicts and
 	// is tried again, never writes old finalizers back.
 	_, err := h.updateWithOwnSpec(released)

@@ -4,11 +4,11 @@ package virtualmachine
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/rancher/wrangler/v3/pkg/apply"
@@ -131,12 +131,8 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 }
 
 func hasCleanupFinalizer(vm *hfv1.VirtualMachine) bool {
-	return slices.Contains(vm.Finalizers, cleanupFinalizer)
+	return finalizer.Has(vm, CleanupHandlerName)
 }
-
-// cleanupFinalizer is the finalizer wrangler's remove handler names after
-// CleanupHandlerName.
-const cleanupFinalizer = "wrangler.cattle.io/" + CleanupHandlerName
 
 // retrySoon is how long to wait for a just-applied object to reach the cache.
 const retrySoon = time.Second

@@ -7,6 +7,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -57,7 +58,7 @@ func tokenRef(vm *hfv1.VirtualMachine, cfg *config.Droplet) v1alpha1.SecretKeyRe
 // with a write of its own, which the controller waits for before any
 // create in DigitalOcean: a request and a round trip per VM in a flood.
 func withFinalizer(meta metav1.ObjectMeta, cleanupHandler string) metav1.ObjectMeta {
-	meta.Finalizers = []string{"wrangler.cattle.io/" + cleanupHandler}
+	meta.Finalizers = []string{finalizer.Of(cleanupHandler)}
 	return meta
 }
 

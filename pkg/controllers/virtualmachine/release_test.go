@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
@@ -48,7 +49,7 @@ func (noSecretCache) Get(_, name string) (*corev1.Secret, error) {
 func TestReleaseOfAGoneVMRecordsNothing(t *testing.T) {
 	now := metav1.Now()
 	vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "u1",
-		ResourceVersion: "7", DeletionTimestamp: &now, Finalizers: []string{cleanupFinalizer}}}
+		ResourceVersion: "7", DeletionTimestamp: &now, Finalizers: []string{finalizer.Of(CleanupHandlerName)}}}
 	for _, c := range []struct {
 		name   string
 		err    error
