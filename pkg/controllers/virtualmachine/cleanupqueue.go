@@ -55,7 +55,9 @@ func (q *cleanupQueue) process(key string) {
 	recheck, err := q.h.cleanUp(key)
 	switch {
 	case err != nil:
-		logrus.WithField("vm", key).WithError(err).Info("VM cleanup failed; retrying")
+		// The key is namespace/name; the logs name VMs by name alone.
+		_, name, _ := cache.SplitMetaNamespaceKey(key)
+		logrus.WithField("vm", name).WithError(err).Info("VM cleanup failed; retrying")
 		q.queue.AddRateLimited(key)
 	case recheck > 0:
 		q.queue.Forget(key)
