@@ -13,9 +13,13 @@ import (
 )
 
 // unreadableVMs fails every read of its cache.
-type unreadableVMs struct{ hfcontrollers.VirtualMachineController }
+type unreadableVMs struct {
+	hfcontrollers.VirtualMachineController
+}
 
-type unreadableVMCache struct{ hfcontrollers.VirtualMachineCache }
+type unreadableVMCache struct {
+	hfcontrollers.VirtualMachineCache
+}
 
 func (unreadableVMs) Cache() generic.CacheInterface[*hfv1.VirtualMachine] { return unreadableVMCache{} }
 
