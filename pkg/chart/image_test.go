@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 )
 
 // TestImageBuildsAndRunsAsNonRoot needs a Docker engine; machines without one
-// skip it and say so.
+// skip it and say so. An image build takes minutes: not under -short.
 func TestImageBuildsAndRunsAsNonRoot(t *testing.T) {
+	testenv.SkipUnlessFull(t)
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		t.Skip("no Docker engine on this machine: image build skipped (docker info: " + err.Error() + ")")
 	}

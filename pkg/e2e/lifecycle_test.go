@@ -13,6 +13,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	"golang.org/x/crypto/ssh"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,7 +204,10 @@ func TestOtherProvisionersVMsAreNeverTouched(t *testing.T) {
 	}
 }
 
+// TestDeletingVMsRemovesEverything is the smoke test go test -short runs:
+// VMs run, are deleted, and nothing is left in DigitalOcean or Kubernetes.
 func TestDeletingVMsRemovesEverything(t *testing.T) {
+	testenv.Smoke(t)
 	w := newWorld(t, worldOptions{})
 	env := w.standardEnv("do-env")
 	names := []string{"del-1", "del-2", "del-3"}

@@ -15,11 +15,13 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestRunCreatesVMsPrintsWorkingSSHAndCleansUp(t *testing.T) {
+	testenv.SkipUnlessFull(t) // Run starts a control plane
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var out bytes.Buffer
@@ -63,6 +65,7 @@ func TestRunCreatesVMsPrintsWorkingSSHAndCleansUp(t *testing.T) {
 // VMs run, a session binds one, ending it gets the VM deleted and a
 // replacement running, and Ctrl-C leaves nothing, a VM made by hand included.
 func TestStaticPathSessionsAndTeardown(t *testing.T) {
+	testenv.SkipUnlessFull(t) // Run starts a control plane
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	statePath := filepath.Join(t.TempDir(), "state.json")
@@ -235,6 +238,7 @@ func TestSessionCommandsWithoutPlaygroundFail(t *testing.T) {
 // cuts cleanup short, as a second Ctrl-C does, and checks that the error
 // names each thing left behind.
 func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
+	testenv.SkipUnlessFull(t) // Run starts a control plane
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	abort := make(chan struct{})
@@ -273,6 +277,7 @@ func TestAbortedCleanupNamesWhatRemains(t *testing.T) {
 // warm pool: the VMs made at start take the pool's droplets, the output
 // says so and how to watch the pool, and nothing is left at the end.
 func TestWarmPoolFlagShowsVMsTakingPoolDroplets(t *testing.T) {
+	testenv.SkipUnlessFull(t) // Run starts a control plane
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

@@ -15,6 +15,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/playground"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,6 +27,7 @@ import (
 // checks that shutdown named every VM, showed progress and left the fake
 // with 0 droplets and 0 keys.
 func TestHelpersAndCtrlC(t *testing.T) {
+	testenv.SkipUnlessFull(t) // the program starts a control plane
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
