@@ -6,46 +6,31 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// cacheOf holds objects by name; Get is all it answers.
-type cacheOf[T runtime.Object] struct {
-	generic.CacheInterface[T]
-	objs map[string]T
-}
-
-func (c cacheOf[T]) Get(_, name string) (T, error) {
-	if o, ok := c.objs[name]; ok {
-		return o, nil
-	}
-	var none T
-	return none, apierrors.NewNotFound(schema.GroupResource{}, name)
-}
 
 type cachedSecrets struct {
 	corecontrollers.SecretController
-	cache cacheOf[*corev1.Secret]
+	cache testutil.NamedCache[*corev1.Secret]
 }
 
 func (f cachedSecrets) Cache() generic.CacheInterface[*corev1.Secret] { return f.cache }
 
 type cachedKeys struct {
 	provcontrollers.KeyController
-	cache cacheOf[*v1alpha1.Key]
+	cache testutil.NamedCache[*v1alpha1.Key]
 }
 
 func (f cachedKeys) Cache() generic.CacheInterface[*v1alpha1.Key] { return f.cache }
 
 type cachedDroplets struct {
 	provcontrollers.DropletController
-	cache cacheOf[*v1alpha1.Droplet]
+	cache testutil.NamedCache[*v1alpha1.Droplet]
 }
 
 func (f cachedDroplets) Cache() generic.CacheInterface[*v1alpha1.Droplet] { return f.cache }
@@ -62,9 +47,9 @@ func TestInPlaceOnlyWhenTheCacheHoldsExactlyWhatApplyWould(t *testing.T) {
 	droplet := &v1alpha1.Droplet{ObjectMeta: meta("vm"), Spec: v1alpha1.DropletSpec{VirtualMachine: "vm", Region: "ams3"}}
 	objs := []runtime.Object{key, droplet}
 	handlerWith := func(secrets map[string]*corev1.Secret, keys map[string]*v1alpha1.Key, droplets map[string]*v1alpha1.Droplet) *handler {
-		return &handler{secrets: cachedSecrets{cache: cacheOf[*corev1.Secret]{objs: secrets}},
-			keys:     cachedKeys{cache: cacheOf[*v1alpha1.Key]{objs: keys}},
-			droplets: cachedDroplets{cache: cacheOf[*v1alpha1.Droplet]{objs: droplets}}}
+		return &handler{secrets: cachedSecrets{cache: testutil.NamedCache[*corev1.Secret]{Objs: secrets}},
+			keys:     cachedKeys{cache: testutil.NamedCache[*v1alpha1.Key]{Objs: keys}},
+			droplets: cachedDroplets{cache: testutil.NamedCache[*v1alpha1.Droplet]{Objs: droplets}}}
 	}
 	other := droplet.DeepCopy()
 	other.Spec.Region = "fra1"
