@@ -230,18 +230,14 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 		// whose answer was lost, a delete by hand): one by one, where a 404
 		// counts as gone.
 		metrics.DeleteBatchFallbacks.Inc()
-		var failed []*deleteEntry
-		for _, e := range batch {
-			if err = b.h.send(ctx, client, e.targets); err != nil {
-				failed = append(failed, e)
-				continue
-			}
-			b.reaped(e, "deleted in DigitalOcean on its own (a droplet of its batch was gone already)")
-		}
+		failed, failure := oneByOne(batch, func(e *deleteEntry) error { return b.h.send(ctx, client, e.targets) },
+			func(e *deleteEntry) {
+				b.reaped(e, "deleted in DigitalOcean on its own (a droplet of its batch was gone already)")
+			})
 		if len(failed) == 0 {
 			return 0
 		}
-		batch = failed
+		batch, err = failed, failure
 	}
 	f := digitalocean.Classify(err)
 	b.failed(client, batch, tag, f)
@@ -340,4 +336,20 @@ func (h *handler) whyNotBatched(e *deleteEntry, holders map[int][]*v1alpha1.Drop
 		}
 	}
 	return ""
+}
+
+// oneByOne sends each entry's delete on its own and returns those that
+// failed with one of their errors: the failures are classified by that,
+// not by the batch's 404 nor by the success of the entry sent last.
+func oneByOne(batch []*deleteEntry, send func(*deleteEntry) error, deleted func(*deleteEntry)) ([]*deleteEntry, error) {
+	var failed []*deleteEntry
+	var failure error
+	for _, e := range batch {
+		if err := send(e); err != nil {
+			failed, failure = append(failed, e), err
+			continue
+		}
+		deleted(e)
+	}
+	return failed, failure
 }

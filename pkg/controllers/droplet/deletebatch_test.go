@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -252,5 +253,27 @@ func TestDeleteBatchTakesOnlyDropletsKnownByID(t *testing.T) {
 	}
 	if !(deleteTargets{ids: []int{1}}).batchable() || (deleteTargets{}).batchable() {
 		t.Error("batchable wrong for ID-only or empty targets")
+	}
+}
+
+// TestOneByOneKeepsTheFailureWhenTheLastSucceeds: after a batch's 404,
+// entries whose own delete failed go back with that failure, also when an
+// entry sent after them succeeded (classifying no error crashed the
+// process).
+func TestOneByOneKeepsTheFailureWhenTheLastSucceeds(t *testing.T) {
+	a, b, c := &deleteEntry{}, &deleteEntry{}, &deleteEntry{}
+	unavailable := errors.New("503")
+	var deleted []*deleteEntry
+	failed, failure := oneByOne([]*deleteEntry{a, b, c}, func(e *deleteEntry) error {
+		if e == a {
+			return unavailable
+		}
+		return nil
+	}, func(e *deleteEntry) { deleted = append(deleted, e) })
+	if len(failed) != 1 || failed[0] != a || !errors.Is(failure, unavailable) {
+		t.Errorf("failed %v with %v, want a with its error", failed, failure)
+	}
+	if len(deleted) != 2 || deleted[0] != b || deleted[1] != c {
+		t.Errorf("deleted %v, want b and c", deleted)
 	}
 }
