@@ -11,10 +11,10 @@ import (
 // a delete by tag may come for each while they exist.
 type tagNeeds struct {
 	tags map[string]bool
-	// bootOpenSince: a boot bucket opened after it may still be handed to
-	// a create.
-	bootOpenSince time.Time
-	inUse         func(string) bool
+	// bootLife is how long after its opening a boot bucket may still be
+	// handed to a create, and its create land.
+	bootLife time.Duration
+	inUse    func(string) bool
 }
 
 // needs reads them from the caches: every Droplet's tags, multi-create and
@@ -22,8 +22,8 @@ type tagNeeds struct {
 // VM's tag, a list of booting droplets); every VM's tags, since a Droplet
 // deleted by hand is made again for a live VM with the same ones; every
 // WarmPool's tag. A boot bucket still handed out is needed too.
-func (t *tagTidy) needs(now time.Time) tagNeeds {
-	n := tagNeeds{tags: map[string]bool{}, bootOpenSince: now.Add(-t.bootBucketLife - t.delay), inUse: t.inUse}
+func (t *tagTidy) needs() tagNeeds {
+	n := tagNeeds{tags: map[string]bool{}, bootLife: t.bootBucketLife + t.delay, inUse: t.inUse}
 	ns := t.s.opts.Namespace
 	if droplets, err := t.s.droplets.List(ns, labels.Everything()); err == nil {
 		for _, d := range droplets {
@@ -49,10 +49,15 @@ func (t *tagTidy) needs(now time.Time) tagNeeds {
 }
 
 // has: tag may still be used.
-func (n tagNeeds) has(tag string) bool {
-	if n.tags[tag] || n.inUse(tag) {
-		return true
+func (n tagNeeds) has(tag string, now time.Time) bool {
+	return n.tags[tag] || n.inUse(tag) || now.Before(n.freeFrom(tag))
+}
+
+// freeFrom is when a boot bucket can no longer be handed out (zero for
+// other tags).
+func (n tagNeeds) freeFrom(tag string) time.Time {
+	if opened, ok := digitalocean.BootTagOpened(tag); ok {
+		return opened.Add(n.bootLife)
 	}
-	opened, ok := digitalocean.BootTagOpened(tag)
-	return ok && opened.After(n.bootOpenSince)
+	return time.Time{}
 }

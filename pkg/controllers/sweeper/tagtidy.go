@@ -140,7 +140,7 @@ func (t *tagTidy) schedule(now time.Time) (bool, time.Duration) {
 // round tidies every token's tags and says when to look again.
 func (t *tagTidy) round(ctx context.Context) {
 	now := time.Now()
-	needs := t.needs(now)
+	needs := t.needs()
 	next := time.Time{}
 	for hash, token := range t.s.tokens() {
 		client, err := t.s.clients.For(token)

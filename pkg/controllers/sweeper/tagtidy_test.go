@@ -49,7 +49,7 @@ func TestTagTidyWaitsForDeletesToPause(t *testing.T) {
 func TestTagNeeds(t *testing.T) {
 	now := time.Now()
 	inUse := digitalocean.NewDeleteTag()
-	n := tagNeeds{tags: map[string]bool{digitalocean.VMTag("live"): true}, bootOpenSince: now.Add(-time.Minute),
+	n := tagNeeds{tags: map[string]bool{digitalocean.VMTag("live"): true}, bootLife: time.Minute,
 		inUse: func(tag string) bool { return tag == inUse }}
 	inst := digitalocean.InstallationTag("i")
 	for tag, want := range map[string]bool{
@@ -60,7 +60,7 @@ func TestTagNeeds(t *testing.T) {
 		digitalocean.BootTag(inst, now.Add(-time.Second), 1): true,
 		digitalocean.BootTag(inst, now.Add(-time.Hour), 1):   false,
 	} {
-		if got := n.has(tag); got != want {
+		if got := n.has(tag, now); got != want {
 			t.Errorf("needed(%s) = %v, want %v", tag, got, want)
 		}
 	}
