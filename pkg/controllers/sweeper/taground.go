@@ -15,12 +15,16 @@ import (
 func (t *tagTidy) tidyToken(ctx context.Context, client *godo.Client, hash string, needs tagNeeds) time.Time {
 	log := logrus.WithField("token_hash", hash)
 	st := t.state(hash)
+	var listAgain time.Time
 	if len(st.confirmed) == 0 {
-		if again := t.listEmpty(ctx, client, st, needs, log); !again.IsZero() || len(st.confirmed) == 0 {
-			return t.soonest(st, again)
+		if listAgain = t.listEmpty(ctx, client, st, needs, log); len(st.confirmed) == 0 {
+			return t.soonest(st, listAgain)
 		}
 	}
 	deleted, again := t.deleteConfirmed(ctx, client, st, needs, log)
+	if again.IsZero() {
+		again = listAgain
+	}
 	if deleted > 0 {
 		log.WithField("tags", deleted).Info("deleted empty tags nothing needs any more")
 	}
@@ -43,7 +47,8 @@ func (t *tagTidy) soonest(st *tokenTags, again time.Time) time.Time {
 
 // listEmpty lists the account's tags and records ours that have no
 // resource and no need: first seen, or confirmed once seen a delay ago.
-// It returns when to try again after a failure (zero: none).
+// It returns when to list again for a failure or a boot bucket still
+// young (zero: no reason).
 func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenTags, needs tagNeeds, log *logrus.Entry) time.Time {
 	if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
 		return time.Now().Add(wait)
@@ -58,8 +63,16 @@ func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenT
 	now := time.Now()
 	installation := digitalocean.InstallationTag(t.s.opts.InstallationID)
 	seen := map[string]time.Time{}
+	again := time.Time{}
 	for _, tag := range tags {
-		if !digitalocean.IsTidyTag(tag.Name, installation) || !isEmpty(tag) || needs.has(tag.Name) {
+		if !digitalocean.IsTidyTag(tag.Name, installation) || !isEmpty(tag) {
+			continue
+		}
+		if needs.has(tag.Name, now) {
+			// A boot bucket too young to go: look again once it is not.
+			if free := needs.freeFrom(tag.Name); free.After(now) && (again.IsZero() || free.Before(again)) {
+				again = free
+			}
 			continue
 		}
 		since, ok := st.emptySince[tag.Name]
@@ -74,7 +87,7 @@ func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenT
 	}
 	// A tag not seen empty again (carried again, or deleted) starts over.
 	st.emptySince = seen
-	return time.Time{}
+	return again
 }
 
 // isEmpty: DigitalOcean counts no resource under the tag.
@@ -86,7 +99,7 @@ func (t *tagTidy) deleteConfirmed(ctx context.Context, client *godo.Client, st *
 	deleted := 0
 	for len(st.confirmed) > 0 {
 		tag := st.confirmed[0]
-		if needs.has(tag) {
+		if needs.has(tag, time.Now()) {
 			st.confirmed = st.confirmed[1:]
 			continue
 		}
