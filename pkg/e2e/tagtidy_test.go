@@ -188,3 +188,34 @@ func TestTagsLeftBehindAreDeletedAtStart(t *testing.T) {
 		t.Errorf("tag %s of a live droplet: %d droplets, want 1", carried, have[carried])
 	}
 }
+
+// TestPoolTagsGoWithTheirPool: a warm pool's tag and its members'
+// identity tags, one of them on a droplet a VM took, are deleted once the
+// VM and the pool's Environment are gone, though no Environment names the
+// token any more.
+func TestPoolTagsGoWithTheirPool(t *testing.T) {
+	w, env := poolWorld(t, worldOptions{tagTidyDelay: time.Second}, 2, true)
+	w.waitPoolReady(2)
+	w.createVM("claimer", env, "ubuntu")
+	w.waitRunning("claimer")
+	if d := w.droplet("claimer"); d.Spec.ClaimedDropletID == 0 {
+		t.Fatalf("claimer made its own droplet, not a pool's: %+v", d.Spec)
+	}
+	if err := w.hf.VMs.Delete(w.ns, "claimer", &metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pooled", "plain"} {
+		if err := w.hf.Envs.Delete(w.ns, name, &metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.waitFakeEmpty(drainWithin, "the pool drained and the VM's droplet deleted")
+	w.eventually(tidyWithin, "every tag of ours deleted", func() string {
+		for _, tag := range w.do.Tags(testToken) {
+			if digitalocean.IsTidyTag(tag.Name, digitalocean.InstallationTag(w.ns)) {
+				return fmt.Sprintf("tag %s (%d droplets) left", tag.Name, tag.Droplets)
+			}
+		}
+		return ""
+	})
+}

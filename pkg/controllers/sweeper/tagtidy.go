@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
 // The tag tidy deletes our tags that nothing carries or needs any more
@@ -41,7 +42,10 @@ type tagTidy struct {
 	// notBefore holds the next round back (a confirmation not due, no room).
 	notBefore time.Time
 	tokens    map[string]*tokenTags
-	wake      chan struct{}
+	// known are tokens of Droplets deleted since their tags were last
+	// tidied, by hash.
+	known map[string]string
+	wake  chan struct{}
 }
 
 // maxDeferDelays bounds how long deletes going on defer a round.
@@ -60,13 +64,22 @@ func newTagTidy(s *sweeper, delay, bootBucketLife time.Duration) *tagTidy {
 	return &tagTidy{s: s, delay: delay, bootBucketLife: bootBucketLife,
 		// What a crash or an earlier version left is looked for a delay
 		// after the start.
-		dirty: true, dirtySince: time.Now(), lastDeleting: time.Now(), tokens: map[string]*tokenTags{}, wake: make(chan struct{}, 1)}
+		dirty: true, dirtySince: time.Now(), lastDeleting: time.Now(), tokens: map[string]*tokenTags{}, known: map[string]string{}, wake: make(chan struct{}, 1)}
 }
 
 // onDroplet notes Droplets being deleted or gone: their tags may empty.
 func (t *tagTidy) onDroplet(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 	if d == nil || d.DeletionTimestamp != nil {
 		t.noteDeleted()
+	}
+	if d != nil && d.DeletionTimestamp != nil {
+		// The last Droplet of a token may go with the Environment that named
+		// it: keep the token for the rounds its tags still need.
+		if token, err := digitalocean.ReadToken(t.s.secrets, t.s.opts.Namespace, d.Spec.TokenSecretRef); err == nil {
+			t.mu.Lock()
+			t.known[digitalocean.TokenHash(token)] = token
+			t.mu.Unlock()
+		}
 	}
 	return d, nil
 }
@@ -142,12 +155,15 @@ func (t *tagTidy) round(ctx context.Context) {
 	now := time.Now()
 	needs := t.needs()
 	next := time.Time{}
-	for hash, token := range t.s.tokens() {
+	for hash, token := range t.tokensToTidy() {
 		client, err := t.s.clients.For(token)
 		if err != nil {
 			continue
 		}
-		if again := t.tidyToken(ctx, client, hash, needs); !again.IsZero() && (next.IsZero() || again.Before(next)) {
+		again := t.tidyToken(ctx, client, hash, needs)
+		if again.IsZero() {
+			t.forgetToken(hash, now)
+		} else if next.IsZero() || again.Before(next) {
 			next = again
 		}
 	}
@@ -158,6 +174,28 @@ func (t *tagTidy) round(ctx context.Context) {
 		// Nothing left to confirm or delete, and no Droplet deleted since
 		// the round began.
 		t.dirty = false
+	}
+}
+
+// tokensToTidy are the installation's tokens and those of Droplets deleted
+// since, by hash.
+func (t *tagTidy) tokensToTidy() map[string]string {
+	tokens := t.s.tokens()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for hash, token := range t.known {
+		tokens[hash] = token
+	}
+	return tokens
+}
+
+// forgetToken drops a token whose tags are tidy, unless a Droplet of it
+// was deleted since the round began.
+func (t *tagTidy) forgetToken(hash string, roundBegan time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.lastDeleting.After(roundBegan) {
+		delete(t.known, hash)
 	}
 }
 
