@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
+	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
@@ -62,22 +63,20 @@ func TestEmptyTagsOfOursAreDeleted(t *testing.T) {
 		map[string]string{"region": "nyc1", "token-secret": tokenSecret, "ssh_key_scope": "environment"},
 		map[string]map[string]string{"ubuntu": {"size": "s-1vcpu-1gb"}}))
 	var first, second []string
-	for i := range 6 {
-		name := fmt.Sprintf("own-%d", i)
-		w.createVM(name, plain, "ubuntu")
-		if i < 4 {
-			first = append(first, name)
-		} else {
-			second = append(second, name)
-		}
-	}
-	for i := range 14 {
-		name := fmt.Sprintf("shared-%02d", i)
-		w.createVM(name, shared, "ubuntu")
-		if i < 11 {
-			first = append(first, name)
-		} else {
-			second = append(second, name)
+	// Each Environment's VMs: most go in the first wave, a few stay for the second.
+	for _, group := range []struct {
+		env         *hfv1.Environment
+		prefix      string
+		n, inSecond int
+	}{{plain, "own", 6, 2}, {shared, "shared", 14, 3}} {
+		for i := range group.n {
+			name := fmt.Sprintf("%s-%02d", group.prefix, i)
+			w.createVM(name, group.env, "ubuntu")
+			if i < group.n-group.inSecond {
+				first = append(first, name)
+			} else {
+				second = append(second, name)
+			}
 		}
 	}
 	w.waitRunning(append(slices.Clone(first), second...)...)
