@@ -49,6 +49,9 @@ type Options struct {
 	SweepInterval time.Duration
 	// OrphanGrace is how old an orphan must be before the sweep deletes it.
 	OrphanGrace time.Duration
+	// TagTidyDelay is how long Droplet deletes must pause before our empty
+	// tags are deleted, and how long each must stay empty first.
+	TagTidyDelay time.Duration
 	// WarmPoolSurplusIdle is how long a ready member beyond an auto-sized
 	// pool's size waits unclaimed before it is deleted (warmpool's default when zero).
 	WarmPoolSurplusIdle time.Duration
@@ -97,6 +100,9 @@ func (o *Options) defaults() {
 	if o.OrphanGrace <= 0 {
 		o.OrphanGrace = 10 * time.Minute
 	}
+	if o.TagTidyDelay <= 0 {
+		o.TagTidyDelay = DefaultTagTidyDelay
+	}
 	if o.ResyncMode == "" {
 		o.ResyncMode = droplet.ResyncBatched
 	}
@@ -104,6 +110,11 @@ func (o *Options) defaults() {
 		o.KubeBurst = int(2 * o.KubeQPS)
 	}
 }
+
+// DefaultTagTidyDelay: a minute without Droplet deletes is the end of an
+// event's deletes, and a minute empty is long after any request that
+// relied on a tag.
+const DefaultTagTidyDelay = time.Minute
 
 // UnreachableError means the Kubernetes API did not answer at start.
 type UnreachableError struct {
@@ -227,8 +238,9 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	metrics.HourlyCost(droplet.HourlyCost(droplets.Cache()))
 	synced := make(chan struct{})
 	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
-		Interval: opts.SweepInterval, Grace: opts.OrphanGrace},
-		clients, vms.Cache(), envs.Cache(), droplets.Cache(), keys.Cache(), secrets.Cache(),
+		Interval: opts.SweepInterval, Grace: opts.OrphanGrace,
+		TagTidyDelay: opts.TagTidyDelay, BootBucketLife: droplet.BootBucketLife(opts.BootResync)},
+		clients, vms.Cache(), envs.Cache(), droplets, keys.Cache(), secrets.Cache(),
 		prov.Provisioning().V1alpha1().WarmPool().Cache(), synced)
 
 	trimCaches(vms.Informer(), envs.Informer(), templates.Informer(), droplets.Informer(), keys.Informer(),

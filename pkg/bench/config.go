@@ -49,6 +49,8 @@ const (
 	ourActiveResync      = time.Minute
 	baselineActiveResync = 30 * time.Second
 	sweepInterval        = 10 * time.Minute
+	// tagTidyDelay is the controller's default --tag-tidy-delay.
+	tagTidyDelay = time.Minute
 	// orphanGrace is not scaled: it is a margin against Kubernetes latency,
 	// which the scale does not shorten, and scaled it would let the sweep
 	// take a slow VM's key or droplet for an orphan.

@@ -40,6 +40,14 @@ type EventEnd struct {
 	// window's end: VMs' own SSH keys, and live droplets of any VM.
 	KeysLeft     int `json:"keys_left"`
 	DropletsLeft int `json:"droplets_left"`
+	// TagsAtEnd are the tags of ours no droplet carried at the window's
+	// end; TagsLeft those still there once the tidy was waited for
+	// (waitTidy), TidySeconds (simulated) how long that took (null: it
+	// did not finish), TidyRequests the requests meanwhile.
+	TagsAtEnd    int `json:"tags_at_end"`
+	TagsLeft     int `json:"tags_left"`
+	TidySeconds  Num `json:"tidy_seconds"`
+	TidyRequests int `json:"tidy_requests"`
 }
 
 // maxEventEndPerVM is the DigitalOcean requests an event's end may cost per
@@ -196,5 +204,9 @@ func eventEndRows(endpoints []string) []row {
 		row{label: "  429 responses", format: "%.0f", value: func(r *Result) float64 { return float64(r.EventEnd.TooMany) }},
 		row{label: "VM keys left at DO after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeysLeft) }},
 		row{label: "droplets left at DO after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.DropletsLeft) }},
+		row{label: "empty tags of ours at the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TagsAtEnd) }},
+		row{label: "  left after the tidy", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TagsLeft) }},
+		row{label: "  tidy after the event end (s)", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TidySeconds) }},
+		row{label: "  tidy's DO requests", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TidyRequests) }},
 	)
 }

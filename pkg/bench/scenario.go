@@ -144,6 +144,9 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 	if err := s.endEvent(ctx, flood); err != nil {
 		return s.res, err
 	}
+	if err := s.waitTidy(ctx); err != nil {
+		return s.res, err
+	}
 
 	s.finish(ctx, cpu0, kube0)
 	s.res.RealSeconds = time.Since(began).Seconds()

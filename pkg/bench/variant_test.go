@@ -106,7 +106,7 @@ func TestReachabilityTargetsAllowOneSecondPlusSSHStartUp(t *testing.T) {
 }
 
 func TestReachabilityTargetOnlyInRunsThatAskForIt(t *testing.T) {
-	if n := len(Evaluate(passing())); n != 11 {
+	if n := len(Evaluate(passing())); n != 12 {
 		t.Errorf("a run without ready_check none has %d targets", n)
 	}
 	rs := reachabilityRun()[:1] // none without ssh

@@ -40,6 +40,8 @@ type Clients struct {
 	byToken map[string]*godo.Client
 	// limits are the clients' limiters (none when limiting is off).
 	limiters map[*godo.Client]*limiter
+	// tagsInUse counts the requests under way that rely on a tag (UseTag).
+	tagsInUse map[string]int
 }
 
 // NewClients returns a client cache for the API at baseURL ("" for

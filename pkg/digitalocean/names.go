@@ -48,7 +48,7 @@ func DropletTags(installationID, namespace, vmName, vmUID string, extra []string
 		TagManaged,
 		InstallationTag(installationID),
 		truncateTag(tagNamespacePrefix + sanitizeTag(namespace)),
-		truncateTag(tagVMNamePrefix + sanitizeTag(vmName)),
+		VMNameTag(vmName),
 		VMTag(vmUID),
 	}
 	return appendUnreserved(tags, extra)

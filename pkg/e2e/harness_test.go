@@ -63,6 +63,11 @@ type worldOptions struct {
 	keepTainted bool
 	// workers is the controller's workers per kind (4 when zero).
 	workers int
+	// tagTidyDelay is the controller's --tag-tidy-delay (its default when zero).
+	tagTidyDelay time.Duration
+	// beforeStart prepares the world before the controller starts, as an
+	// earlier process would have left it.
+	beforeStart func(w *world)
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -103,10 +108,13 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.activeResync == 0 {
 		o.activeResync = 30 * time.Second
 	}
+	if o.beforeStart != nil {
+		o.beforeStart(w)
+	}
 	apptest.Start(t, app.Options{
 		Config: env.Config(), Namespace: w.ns, APIURL: w.do.URL(), Workers: cmp.Or(o.workers, 4),
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
-		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
+		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace, TagTidyDelay: o.tagTidyDelay,
 		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,
 	})
 	return w

@@ -49,6 +49,11 @@ var (
 		Name: "hf_do_orphans_swept_total",
 		Help: "Droplets and SSH keys deleted by the orphan sweep, by kind.",
 	}, []string{"kind"})
+	// TagsDeleted counts our tags deleted once nothing carried or needed them.
+	TagsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hf_do_tags_deleted_total",
+		Help: "Tags of ours (a VM's, a multi-create's, a boot bucket's, a warm pool's, a batched delete's) deleted from DigitalOcean once nothing carried or needed them.",
+	})
 	// ReconcileErrors counts failed reconciles by condition reason.
 	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hf_do_reconcile_errors_total",
@@ -58,7 +63,7 @@ var (
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, droplets)
+		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, TagsDeleted, droplets)
 	// Each controller's queue depth and wait, and each handler's run time
 	// and count: where a slow VM waited. Before any queue exists, since
 	// client-go's workqueue takes its metrics provider at creation.

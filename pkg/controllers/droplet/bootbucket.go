@@ -29,8 +29,11 @@ type bootBuckets struct {
 	seq    int
 }
 
+// BootBucketLife is how long a bucket may be handed out, at bootResync.
+func BootBucketLife(bootResync time.Duration) time.Duration { return bootBucketPeriods * bootResync }
+
 func newBootBuckets(installationTag string, bootResync time.Duration) *bootBuckets {
-	return &bootBuckets{installationTag: installationTag, period: bootBucketPeriods * bootResync}
+	return &bootBuckets{installationTag: installationTag, period: BootBucketLife(bootResync)}
 }
 
 // take returns the tag for n droplets about to be created; "" from a nil

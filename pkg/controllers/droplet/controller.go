@@ -43,6 +43,10 @@ type Options struct {
 	SSHPort int
 	// ProbeWorkers bounds the reachability check's logins in flight.
 	ProbeWorkers int
+	// BootWindow is how long a boot seen counts toward the token's
+	// shortest boot, which booting droplets wait most of before they are
+	// listed (see bootTimes); DefaultBootWindow when zero.
+	BootWindow time.Duration
 }
 
 type handler struct {
@@ -80,7 +84,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
 		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: recorder,
-		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes()}
+		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
 	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
 			droplets.Enqueue(namespace, name)

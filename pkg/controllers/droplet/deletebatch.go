@@ -210,6 +210,7 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 	ctx, cancel := digitalocean.CallContext(b.h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	tag := digitalocean.NewDeleteTag()
+	defer b.h.clients.UseTag(tag)()
 	err := digitalocean.TagDroplets(ctx, client, tag, ids)
 	if err == nil {
 		_, err = client.Droplets.DeleteByTag(ctx, tag)

@@ -31,10 +31,17 @@ type Options struct {
 	// Grace is how old an orphan must be before it is deleted, so that a
 	// droplet whose VM is still reaching the cache is never touched.
 	Grace time.Duration
+	// TagTidyDelay is how long Droplet deletes must have paused before our
+	// empty tags are looked for, and how long a tag must stay empty before
+	// it is deleted (see tagTidy).
+	TagTidyDelay time.Duration
+	// BootBucketLife is how long a boot bucket may be handed to creates.
+	BootBucketLife time.Duration
 }
 
 type sweeper struct {
 	opts     Options
+	tidy     *tagTidy
 	clients  *digitalocean.Clients
 	vms      hfcontrollers.VirtualMachineCache
 	envs     hfcontrollers.EnvironmentCache
@@ -44,12 +51,16 @@ type sweeper struct {
 	pools    provcontrollers.WarmPoolCache
 }
 
-// Register starts sweeping once the caches are synced, until ctx ends.
+// Register starts sweeping, and tidying our tags, once the caches are
+// synced, until ctx ends.
 func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	vms hfcontrollers.VirtualMachineCache, envs hfcontrollers.EnvironmentCache,
-	droplets provcontrollers.DropletCache, keys provcontrollers.KeyCache,
+	droplets provcontrollers.DropletController, keys provcontrollers.KeyCache,
 	secrets corecontrollers.SecretCache, pools provcontrollers.WarmPoolCache, synced <-chan struct{}) {
-	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets, keys: keys, secrets: secrets, pools: pools}
+	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets.Cache(), keys: keys, secrets: secrets, pools: pools}
+	s.tidy = newTagTidy(s, opts.TagTidyDelay, opts.BootBucketLife)
+	droplets.OnChange(ctx, "tag-tidy", s.tidy.onDroplet)
+	go s.tidy.run(ctx, synced)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -123,6 +134,7 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 			continue
 		}
 		metrics.OrphansSwept.WithLabelValues("droplet").Inc()
+		s.tidy.noteDeleted()
 		entry.Warn("deleted orphaned droplet: its VM no longer exists")
 	}
 }

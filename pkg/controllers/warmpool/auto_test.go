@@ -169,7 +169,8 @@ func TestWantedChangedTellsStepsForAuto(t *testing.T) {
 		{false, 5, 6, true}, {false, 5, 5, false},
 		{true, 5, 6, false}, {true, 7, 8, true}, {true, 1, 0, true}, {true, 0, 20, true}, {true, 2, 3, false},
 	} {
-		if got := wantedChanged(c.auto, c.before, c.after); got != c.want {
+		before, after := v1alpha1.WarmPoolStatus{Wanted: c.before, Message: "m"}, v1alpha1.WarmPoolStatus{Wanted: c.after, Message: "m"}
+		if got := isNews(c.auto, before, after); got != c.want {
 			t.Errorf("auto %v %d→%d: %v, want %v", c.auto, c.before, c.after, got, c.want)
 		}
 	}

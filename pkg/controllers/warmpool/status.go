@@ -64,13 +64,10 @@ func (h *handler) writeStatus(pool *v1alpha1.WarmPool, status v1alpha1.WarmPoolS
 	return updated, nil
 }
 
-// wantedChanged says whether a change of the target deserves an Event. An
-// auto-sized pool's target follows every arrival; only a change of its
-// order of magnitude (0, 1, 2–3, 4–7, 8–15, …) is told.
-func wantedChanged(auto bool, before, after int) bool {
-	if !auto {
-		return before != after
-	}
+// magnitudeChanged: an auto-sized pool's target follows every arrival, so
+// only a change of its order of magnitude (0, 1, 2–3, 4–7, 8–15, …) is
+// told.
+func magnitudeChanged(before, after int) bool {
 	return bits.Len(uint(before)) != bits.Len(uint(after))
 }
 
@@ -86,7 +83,7 @@ func autoMessage(a *v1alpha1.WarmPoolAutoStatus) string {
 // wants members).
 func isNews(auto bool, before, after v1alpha1.WarmPoolStatus) bool {
 	if auto {
-		return wantedChanged(true, before.Wanted, after.Wanted)
+		return magnitudeChanged(before.Wanted, after.Wanted)
 	}
 	return before.Wanted != after.Wanted || (after.Message != before.Message && before.Message != "")
 }

@@ -25,9 +25,13 @@ type account struct {
 	keys     map[int]*sshKey
 	keyOrder []int
 	vpcs     map[string]string // region slug -> default VPC uuid
-	tags     map[string]bool   // made by POST /v2/tags (droplets' own tags exist too)
-	tagged   []TagResourcesRecord
-	deletes  []DeleteRecord
+	// tags is the account's tag set, each with the droplet last tagged with
+	// it (0: none yet): a tag exists from POST /v2/tags or a droplet created
+	// or tagged with it until DELETE /v2/tags/{tag}, whatever became of its
+	// droplets.
+	tags    map[string]int
+	tagged  []TagResourcesRecord
+	deletes []DeleteRecord
 	// deletedTags are the tags each deleted droplet carried, kept after
 	// purge so that a later delete naming it is still told apart.
 	deletedTags map[int][]string
@@ -64,6 +68,7 @@ func (s *Server) newAccount(token string, opts AccountOptions) *account {
 		droplets:  make(map[int]*droplet),
 		keys:      make(map[int]*sshKey),
 		vpcs:      make(map[string]string),
+		tags:      make(map[string]int),
 	}
 }
 

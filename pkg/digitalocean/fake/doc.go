@@ -4,7 +4,7 @@
 //
 // It mirrors the parts of DigitalOcean a droplet-per-VM controller touches:
 // droplets (create, multi-create, get, list by tag, delete, delete by tag),
-// tags (create, tag droplets),
+// tags (create, list, get, delete, tag droplets),
 // SSH keys, the account, regions, sizes and images, with DigitalOcean's JSON
 // shapes, pagination links, error bodies, per-token rate limits and
 // eventual consistency. Faults (errors, latency, lost responses, 429 storms,

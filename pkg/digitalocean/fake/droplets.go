@@ -82,6 +82,7 @@ func (s *Server) addDroplets(acc *account, spec dropletSpec, keyIDs []int, autho
 		acc.droplets[d.id] = d
 		acc.order = append(acc.order, d.id)
 		acc.live++
+		acc.noteCreated(d)
 		out = append(out, d)
 	}
 	return out

@@ -122,6 +122,9 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, RouteGetImage, s.getImage)
 	s.handle(mux, RouteCreateTag, s.createTag)
 	s.handle(mux, RouteTagResources, s.tagResources)
+	s.handle(mux, RouteListTags, s.listTags)
+	s.handle(mux, RouteGetTag, s.getTag)
+	s.handle(mux, RouteDeleteTag, s.deleteTag)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, r.Method+" "+unmatchedRoute, func(*call) reply { return notFound() })
 	})

@@ -2,25 +2,24 @@ package fake
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 )
 
 // Tag routes. A tag exists once POST /v2/tags made it or a droplet was
-// created with it, as on DigitalOcean; tagging a resource needs the tag to
-// exist first.
+// created or tagged with it, and stays after its last droplet is deleted,
+// until DELETE /v2/tags/{tag}, as on DigitalOcean; tagging a resource needs
+// the tag to exist first.
 const (
 	RouteCreateTag    = "POST /v2/tags"
 	RouteTagResources = "POST /v2/tags/{tag}/resources"
+	RouteListTags     = "GET /v2/tags"
+	RouteGetTag       = "GET /v2/tags/{tag}"
+	RouteDeleteTag    = "DELETE /v2/tags/{tag}"
 )
 
 type wireTag struct {
 	Name string `json:"name"`
-}
-
-func tagReply(status int, name string) reply {
-	return reply{status: status, body: struct {
-		Tag wireTag `json:"tag"`
-	}{wireTag{Name: name}}}
 }
 
 // createTag serves POST /v2/tags. Creating a tag that exists answers 201
@@ -37,7 +36,7 @@ func (s *Server) createTag(c *call) reply {
 	acc.mu.Lock()
 	defer acc.mu.Unlock()
 	acc.addTag(req.Name)
-	return tagReply(http.StatusCreated, req.Name)
+	return acc.tagReply(http.StatusCreated, req.Name)
 }
 
 type tagResourcesRequest struct {
@@ -88,27 +87,50 @@ func (acc *account) tagResources(tag string, req tagResourcesRequest) reply {
 		if !d.hasTag(tag) {
 			d.tags = append(d.tags, tag)
 		}
+		acc.tags[tag] = d.id
 	}
 	return reply{status: http.StatusNoContent}
 }
 
-// addTag records a tag made by POST /v2/tags. Caller holds acc.mu.
-func (acc *account) addTag(name string) {
-	if acc.tags == nil {
-		acc.tags = map[string]bool{}
-	}
-	acc.tags[name] = true
-}
-
-// tagExists: made by POST /v2/tags or carried by a droplet. Caller holds acc.mu.
-func (acc *account) tagExists(name string) bool {
-	if acc.tags[name] {
-		return true
+// deleteTag serves DELETE /v2/tags/{tag}: DigitalOcean untags every
+// resource carrying it and forgets the tag. Deleted droplets keep the tags
+// they were deleted with, so their records do not change.
+func (s *Server) deleteTag(c *call) reply {
+	tag := c.r.PathValue("tag")
+	acc := c.acc
+	acc.mu.Lock()
+	defer acc.mu.Unlock()
+	if !acc.tagExists(tag) {
+		return notFound()
 	}
 	for _, d := range acc.droplets {
-		if d.hasTag(name) {
-			return true
+		if !d.deleted() && d.hasTag(tag) {
+			// A copy: replies encode d.tags after the lock is released.
+			d.tags = slices.DeleteFunc(slices.Clone(d.tags), func(t string) bool { return t == tag })
 		}
 	}
-	return false
+	delete(acc.tags, tag)
+	return reply{status: http.StatusNoContent}
+}
+
+// addTag records a tag made by POST /v2/tags, keeping what an existing one
+// knows. Caller holds acc.mu.
+func (acc *account) addTag(name string) {
+	if _, ok := acc.tags[name]; !ok {
+		acc.tags[name] = 0
+	}
+}
+
+// noteCreated adds a new droplet's tags to the account, the droplet being
+// the last tagged with each. Caller holds acc.mu.
+func (acc *account) noteCreated(d *droplet) {
+	for _, t := range d.tags {
+		acc.tags[t] = d.id
+	}
+}
+
+// tagExists reports whether the account has the tag. Caller holds acc.mu.
+func (acc *account) tagExists(name string) bool {
+	_, ok := acc.tags[name]
+	return ok
 }

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+)
+
+// tidyBound is how long, simulated, the benchmark waits after an event's
+// end for the controller to delete the tags of ours that the event left
+// empty: the tidy waits a minute for the deletes to pause and a minute for
+// each tag to stay empty, and its deletes may use the tidy share of the
+// budget alone (a tag per VM at ssh_key_scope vm is over an hour of it).
+const tidyBound = 90 * time.Minute
+
+// emptyTagsOfOurs counts the fake's tags of this installation's kinds that
+// no droplet carries (the installation ID is the namespace).
+func (s *scenario) emptyTagsOfOurs() int {
+	n := 0
+	for _, tag := range s.do.Tags(s.token) {
+		if tag.Droplets == 0 && digitalocean.IsTidyTag(tag.Name, digitalocean.InstallationTag(s.ns)) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitTidy waits, after the event end's window, until no tag of ours is
+// left empty, and records how long that took and what it cost. The
+// baseline does not wait: it stands for controllers that leave tags.
+func (s *scenario) waitTidy(ctx context.Context) error {
+	e := &s.res.EventEnd
+	e.TagsAtEnd, e.TidySeconds = s.emptyTagsOfOurs(), Num(nan)
+	if s.mode != ModeOurs {
+		e.TagsLeft = e.TagsAtEnd
+		return nil
+	}
+	began := time.Now()
+	before := sum(byEndpoint(s.do.RequestCounts()))
+	deadline := began.Add(s.tl.current().toReal(tidyBound))
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for e.TagsLeft = e.TagsAtEnd; e.TagsLeft > 0 && time.Now().Before(deadline); e.TagsLeft = s.emptyTagsOfOurs() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if err := s.ctrl.exited(); err != nil {
+			return err
+		}
+	}
+	if e.TagsLeft == 0 {
+		e.TidySeconds = Num(s.tl.sim(began, time.Now()))
+	} else {
+		s.note("%d empty tags of ours still in DigitalOcean %v (simulated) after the event end", e.TagsLeft, tidyBound)
+	}
+	e.TidyRequests = sum(byEndpoint(s.do.RequestCounts())) - before
+	s.logf("tag tidy: %d empty tags of ours at the event end, %d left after %.0f s (simulated), %d requests",
+		e.TagsAtEnd, e.TagsLeft, s.tl.sim(began, time.Now()), e.TidyRequests)
+	return nil
+}
+
+// tidyTarget: an event leaves no empty tag of ours in the account.
+func tidyTarget(ours *Result) Target {
+	return check(fmt.Sprintf("after the event end at N=1000 (ours): no empty tag of ours left at DO within %v simulated", tidyBound),
+		[]*Result{ours}, fmt.Sprintf("needs ours at N=%d", targetN), func() (bool, string) {
+			e := &ours.EventEnd
+			return e.VMs > 0 && e.TagsLeft == 0, fmt.Sprintf("%d empty at the end of the deletes, %d left after %s s, %d requests",
+				e.TagsAtEnd, e.TagsLeft, formatValue("%.0f", float64(e.TidySeconds)), e.TidyRequests)
+		})
+}

@@ -1,0 +1,124 @@
+package sweeper
+
+import (
+	"context"
+	"time"
+
+	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
+	"github.com/sirupsen/logrus"
+)
+
+// tidyToken deletes one token's confirmed tags and lists the account's
+// tags for more, and says when to look again (zero: nothing pending).
+func (t *tagTidy) tidyToken(ctx context.Context, client *godo.Client, hash string, needs tagNeeds) time.Time {
+	log := logrus.WithField("token_hash", hash)
+	st := t.state(hash)
+	var listAgain time.Time
+	if len(st.confirmed) == 0 {
+		if listAgain = t.listEmpty(ctx, client, st, needs, log); len(st.confirmed) == 0 {
+			return t.soonest(st, listAgain)
+		}
+	}
+	deleted, again := t.deleteConfirmed(ctx, client, st, needs, log)
+	if again.IsZero() {
+		again = listAgain
+	}
+	if deleted > 0 {
+		log.WithField("tags", deleted).Info("deleted empty tags nothing needs any more")
+	}
+	return t.soonest(st, again)
+}
+
+// soonest is when st has something due: again, or a delay after the
+// oldest unconfirmed empty tag was first seen.
+func (t *tagTidy) soonest(st *tokenTags, again time.Time) time.Time {
+	for _, since := range st.emptySince {
+		if due := since.Add(t.delay); again.IsZero() || due.Before(again) {
+			again = due
+		}
+	}
+	if len(st.confirmed) > 0 && again.IsZero() {
+		again = time.Now()
+	}
+	return again
+}
+
+// listEmpty lists the account's tags and records ours that have no
+// resource and no need: first seen, or confirmed once seen a delay ago.
+// It returns when to list again for a failure or a boot bucket still
+// young (zero: no reason).
+func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenTags, needs tagNeeds, log *logrus.Entry) time.Time {
+	if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
+		return time.Now().Add(wait)
+	}
+	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
+	defer cancel()
+	tags, err := digitalocean.ListTags(callCtx, client)
+	if err != nil {
+		log.WithError(err).Warn("tag tidy: listing tags")
+		return time.Now().Add(t.delay)
+	}
+	now := time.Now()
+	installation := digitalocean.InstallationTag(t.s.opts.InstallationID)
+	seen := map[string]time.Time{}
+	again := time.Time{}
+	for _, tag := range tags {
+		if !digitalocean.IsTidyTag(tag.Name, installation) || !isEmpty(tag) {
+			continue
+		}
+		if needs.has(tag.Name, now) {
+			// A boot bucket too young to go: look again once it is not.
+			if free := needs.freeFrom(tag.Name); free.After(now) && (again.IsZero() || free.Before(again)) {
+				again = free
+			}
+			continue
+		}
+		since, ok := st.emptySince[tag.Name]
+		switch {
+		case !ok:
+			seen[tag.Name] = now
+		case now.Sub(since) >= t.delay:
+			st.confirmed = append(st.confirmed, tag.Name)
+		default:
+			seen[tag.Name] = since
+		}
+	}
+	// A tag not seen empty again (carried again, or deleted) starts over.
+	st.emptySince = seen
+	return again
+}
+
+// isEmpty: DigitalOcean counts no resource under the tag.
+func isEmpty(tag godo.Tag) bool { return tag.Resources != nil && tag.Resources.Count == 0 }
+
+// deleteConfirmed deletes st's confirmed tags while the budget has room,
+// and returns how many went and when to go on (zero: all done).
+func (t *tagTidy) deleteConfirmed(ctx context.Context, client *godo.Client, st *tokenTags, needs tagNeeds, log *logrus.Entry) (int, time.Time) {
+	deleted := 0
+	for len(st.confirmed) > 0 {
+		tag := st.confirmed[0]
+		if needs.has(tag, time.Now()) {
+			st.confirmed = st.confirmed[1:]
+			continue
+		}
+		if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
+			return deleted, time.Now().Add(wait)
+		}
+		callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
+		_, err := client.Tags.Delete(callCtx, tag)
+		cancel()
+		if err != nil && !digitalocean.IsNotFound(err) {
+			if digitalocean.IsHeldBack(err) {
+				return deleted, time.Now().Add(digitalocean.Classify(err).RetryAfter)
+			}
+			log.WithError(err).WithField("tag", tag).Warn("tag tidy: deleting an empty tag")
+			return deleted, time.Now().Add(t.delay)
+		}
+		st.confirmed = st.confirmed[1:]
+		deleted++
+		metrics.TagsDeleted.Inc()
+	}
+	return deleted, time.Time{}
+}
