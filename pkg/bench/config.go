@@ -49,8 +49,10 @@ const (
 	ourActiveResync      = time.Minute
 	baselineActiveResync = 30 * time.Second
 	sweepInterval        = 10 * time.Minute
-	// tagTidyDelay is the controller's default --tag-tidy-delay.
-	tagTidyDelay = time.Minute
+	// tagTidyDelay is the controller's default --tag-tidy-delay; the
+	// baseline's is beyond any run, so it never deletes a tag.
+	tagTidyDelay         = time.Minute
+	baselineTagTidyDelay = 1000 * time.Hour
 	// orphanGrace is not scaled: it is a margin against Kubernetes latency,
 	// which the scale does not shorten, and scaled it would let the sweep
 	// take a slow VM's key or droplet for an orphan.

@@ -74,7 +74,6 @@ func (c *Config) controllerArgs(scale timeScale, mode Mode, namespace, kubeconfi
 		"--boot-resync=" + compactDuration(scale.toReal(bootResync)),
 		"--sweep-interval=" + compactDuration(scale.toReal(sweepInterval)),
 		"--orphan-grace=" + compactDuration(orphanGrace),
-		"--tag-tidy-delay=" + compactDuration(scale.toReal(tagTidyDelay)),
 	}
 	if c.Workers > 0 {
 		args = append(args, fmt.Sprintf("--workers=%d", c.Workers))
@@ -84,11 +83,14 @@ func (c *Config) controllerArgs(scale timeScale, mode Mode, namespace, kubeconfi
 		args = append(args,
 			"--active-resync="+compactDuration(scale.toReal(baselineActiveResync)),
 			"--resync-mode=per-droplet",
-			"--rate-limiter=false")
+			"--rate-limiter=false",
+			// It stands for controllers that leave their tags behind.
+			"--tag-tidy-delay="+compactDuration(baselineTagTidyDelay))
 	default:
 		args = append(args,
 			"--active-resync="+compactDuration(scale.toReal(ourActiveResync)),
 			"--resync-mode=batched",
+			"--tag-tidy-delay="+compactDuration(scale.toReal(tagTidyDelay)),
 			fmt.Sprintf("--rate-limits=%d/%s,%d/%s", PerMinute, compactDuration(scale.toReal(time.Minute)),
 				PerHour, compactDuration(scale.toReal(time.Hour))))
 	}

@@ -10,68 +10,67 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// tidyToken deletes one token's confirmed tags and lists the account's
-// tags for more, and says when to look again (zero: nothing pending).
+// tidyToken deletes one token's confirmed tags, listing the account's tags
+// for more when none are left, and says when to look again (zero:
+// nothing pending). A delete held back or failed goes on from where it
+// stopped once the budget has room or a delay on, without listing again.
 func (t *tagTidy) tidyToken(ctx context.Context, client *godo.Client, hash string, needs tagNeeds) time.Time {
 	log := logrus.WithField("token_hash", hash)
 	st := t.state(hash)
-	var listAgain time.Time
 	if len(st.confirmed) == 0 {
-		if listAgain = t.listEmpty(ctx, client, st, needs, log); len(st.confirmed) == 0 {
-			return t.soonest(st, listAgain)
+		if retry, ok := t.listEmpty(ctx, client, st, needs, log); !ok {
+			return retry
 		}
 	}
 	deleted, again := t.deleteConfirmed(ctx, client, st, needs, log)
-	if again.IsZero() {
-		again = listAgain
-	}
 	if deleted > 0 {
 		log.WithField("tags", deleted).Info("deleted empty tags nothing needs any more")
 	}
-	return t.soonest(st, again)
+	if !again.IsZero() {
+		return again
+	}
+	return t.nextListing(st)
 }
 
-// soonest is when st has something due: again, or a delay after the
-// oldest unconfirmed empty tag was first seen.
-func (t *tagTidy) soonest(st *tokenTags, again time.Time) time.Time {
+// nextListing is when a listing may confirm more: a delay after the oldest
+// tag seen empty, or once a young boot bucket seen empty may go (zero:
+// nothing pending). It may be past: the listing is then due.
+func (t *tagTidy) nextListing(st *tokenTags) time.Time {
+	next := st.bootFree
 	for _, since := range st.emptySince {
-		if due := since.Add(t.delay); again.IsZero() || due.Before(again) {
-			again = due
+		if due := since.Add(t.delay); next.IsZero() || due.Before(next) {
+			next = due
 		}
 	}
-	if len(st.confirmed) > 0 && again.IsZero() {
-		again = time.Now()
-	}
-	return again
+	return next
 }
 
 // listEmpty lists the account's tags and records ours that have no
 // resource and no need: first seen, or confirmed once seen a delay ago.
-// It returns when to list again for a failure or a boot bucket still
-// young (zero: no reason).
-func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenTags, needs tagNeeds, log *logrus.Entry) time.Time {
+// Without room or an answer it says when to try again, and false.
+func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenTags, needs tagNeeds, log *logrus.Entry) (time.Time, bool) {
 	if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
-		return time.Now().Add(wait)
+		return time.Now().Add(wait), false
 	}
 	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
 	defer cancel()
 	tags, err := digitalocean.ListTags(callCtx, client)
 	if err != nil {
 		log.WithError(err).Warn("tag tidy: listing tags")
-		return time.Now().Add(t.delay)
+		return time.Now().Add(t.delay), false
 	}
 	now := time.Now()
 	installation := digitalocean.InstallationTag(t.s.opts.InstallationID)
 	seen := map[string]time.Time{}
-	again := time.Time{}
+	st.bootFree = time.Time{}
 	for _, tag := range tags {
 		if !digitalocean.IsTidyTag(tag.Name, installation) || !isEmpty(tag) {
 			continue
 		}
 		if needs.has(tag.Name, now) {
 			// A boot bucket too young to go: look again once it is not.
-			if free := needs.freeFrom(tag.Name); free.After(now) && (again.IsZero() || free.Before(again)) {
-				again = free
+			if free := needs.freeFrom(tag.Name); free.After(now) && (st.bootFree.IsZero() || free.Before(st.bootFree)) {
+				st.bootFree = free
 			}
 			continue
 		}
@@ -87,7 +86,7 @@ func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenT
 	}
 	// A tag not seen empty again (carried again, or deleted) starts over.
 	st.emptySince = seen
-	return again
+	return time.Time{}, true
 }
 
 // isEmpty: DigitalOcean counts no resource under the tag.

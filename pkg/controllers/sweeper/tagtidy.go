@@ -58,6 +58,8 @@ type tokenTags struct {
 	emptySince map[string]time.Time
 	// confirmed are tags due for deletion that a round had no room for.
 	confirmed []string
+	// bootFree is when the youngest empty boot bucket listed may go.
+	bootFree time.Time
 }
 
 func newTagTidy(s *sweeper, delay, bootBucketLife time.Duration) *tagTidy {

@@ -1,10 +1,13 @@
 package sweeper
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/digitalocean/godo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 )
 
 // A round waits for a delay without Droplet deletes, so that an event's
@@ -63,5 +66,57 @@ func TestTagNeeds(t *testing.T) {
 		if got := n.has(tag, now); got != want {
 			t.Errorf("needed(%s) = %v, want %v", tag, got, want)
 		}
+	}
+}
+
+// A tag delete that keeps failing is tried again a delay on, never at
+// once, even when another tag's confirmation fell due meanwhile: a round
+// due at once would send the failing delete in a tight loop.
+func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
+	srv := fake.New(fake.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const token = "tidy-token"
+	srv.AddAccount(token, fake.AccountOptions{})
+	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
+	client, err := clients.For(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTag := func(name string) {
+		if _, _, err := client.Tags.Create(context.Background(), &godo.TagCreateRequest{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delay := 500 * time.Millisecond
+	tt := newTagTidy(&sweeper{clients: clients, opts: Options{InstallationID: "i"}}, delay, time.Minute)
+	needs := tagNeeds{tags: map[string]bool{}, inUse: func(string) bool { return false }}
+	next := func() time.Duration {
+		called := time.Now()
+		return tt.tidyToken(context.Background(), client, "h", needs).Sub(called)
+	}
+
+	createTag(digitalocean.VMTag("first"))
+	if wait := next(); wait < delay/2 { // first seen empty: confirmed a delay on
+		t.Fatalf("after the first listing: next round in %v, want about %v", wait, delay)
+	}
+	createTag(digitalocean.VMTag("second"))
+	srv.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteTag: {ErrorRate: 1, ErrorStatus: 503}}})
+	time.Sleep(delay)
+	for i := range 3 { // the first tag's delete fails each time; the second's confirmation falls due
+		if wait := next(); wait < delay/2 {
+			t.Fatalf("round %d with a failing delete: next round in %v, want a delay", i, wait)
+		}
+		time.Sleep(2 * delay)
+	}
+	srv.SetFaults(fake.Faults{})
+	for range 3 {
+		next()
+		time.Sleep(delay)
+	}
+	for _, tag := range srv.Tags(token) {
+		t.Errorf("tag %s left once deletes work", tag.Name)
 	}
 }
