@@ -110,7 +110,9 @@ func (t *tagTidy) deleteConfirmed(ctx context.Context, client *godo.Client, st *
 		cancel()
 		if err != nil && !digitalocean.IsNotFound(err) {
 			if digitalocean.IsHeldBack(err) {
-				return deleted, time.Now().Add(digitalocean.Classify(err).RetryAfter)
+				// The limiter filled between Room and the request: its wait,
+				// at least a second, never a round at once.
+				return deleted, time.Now().Add(max(digitalocean.Classify(err).RetryAfter, time.Second))
 			}
 			log.WithError(err).WithField("tag", tag).Warn("tag tidy: deleting an empty tag")
 			return deleted, time.Now().Add(t.delay)
