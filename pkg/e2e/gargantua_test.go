@@ -17,12 +17,15 @@ import (
 )
 
 // gargantua runs a simulated Gargantua of version v in w's namespace until
-// the test ends.
-func (w *world) gargantua(v gargantuasim.Version) *gargantuasim.Gargantua {
+// the test ends, after configure.
+func (w *world) gargantua(v gargantuasim.Version, configure ...func(*gargantuasim.Gargantua)) *gargantuasim.Gargantua {
 	w.t.Helper()
 	g, err := gargantuasim.New(testenv.Require(w.t).Config(), w.ns, v)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	for _, c := range configure {
+		c(g)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -153,6 +156,47 @@ func TestStaticVMsOfAScheduledEvent(t *testing.T) {
 		}
 		return w.empty()
 	})
+}
+
+// At the end of a scheduled event on Gargantua v3.0.1-rc0, whose VM set
+// controller removes its finalizer with a GET and an UPDATE it never
+// retries, every VM is gone: the provisioner writes nothing to a deleting VM
+// until Gargantua's finalizer is off, so that UPDATE never conflicts. The
+// simulated Gargantua waits between the two calls, which makes a write of
+// ours land in between on every run if one is sent.
+func TestEventEndLeavesNoVMTerminatingOnV30(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	g := w.gargantua(gargantuasim.V3_0, func(g *gargantuasim.Gargantua) { g.VMSetFinalizerPause = 8 * time.Second })
+	env := w.standardEnv("env")
+	if _, err := g.CreateVMSet("event-set", env.Name, "ubuntu", 2, "event-1"); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(60*time.Second, "2 static VMs running", func() string { return w.allRunning(g, "event-set", 2) })
+	var names []string
+	for _, vm := range w.setVMs(g, "event-set") {
+		names = append(names, vm.Name)
+	}
+
+	if err := g.DeleteVMSet("event-set"); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(60*time.Second, "the event's VMs gone, and their droplets and keys", func() string {
+		for _, name := range names {
+			vm, err := w.hf.VMs.Get(w.ns, name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				return fmt.Sprintf("VM %s still there, finalizers %v", name, vm.Finalizers)
+			case !apierrors.IsNotFound(err):
+				return fmt.Sprintf("VM %s: %v", name, err)
+			}
+		}
+		return w.empty()
+	})
+	for _, name := range names {
+		if hasEvent(w.vmEvents(name), "GargantuaFinalizerRemains") {
+			t.Errorf("VM %s: our finalizer went without waiting for Gargantua's: %q", name, w.vmEvents(name))
+		}
+	}
 }
 
 // Gargantua v3.1 and later delete tainted VMs themselves and strip every

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,11 @@ type Gargantua struct {
 	// SessionEvent is the scheduled event StartSession's sessions belong to
 	// (label hobbyfarm.io/scheduledevent). New sets "on-demand".
 	SessionEvent string
+	// VMSetFinalizerPause is how long the VM set controller of v3.0.1-rc0 and
+	// earlier waits between its GET of a deleting VM and the UPDATE that
+	// removes its finalizer. Gargantua does not wait; tests widen the window
+	// in which another client's write makes that UPDATE fail for good.
+	VMSetFinalizerPause time.Duration
 
 	// vmsetWorker serializes VM set reconciles, as Gargantua's single VM set
 	// worker does, so no two make the same replacement.

@@ -2,6 +2,7 @@ package gargantuasim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -28,7 +29,8 @@ type workQueue = workqueue.TypedRateLimitingInterface[item]
 // finalizers of deleting ones), and the scheduled-event controller
 // (RunEvents). Like Gargantua it watches the namespace's
 // VMs and acts within moments of a change; a failed write is retried with
-// backoff, as Gargantua's work queues retry.
+// backoff, as Gargantua's work queues retry, except where Gargantua never
+// does (removeVMSetFinalizer).
 func (g *Gargantua) Run(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]())
 	informer := cache.NewSharedIndexInformer(listWatch(g.Clients.VMs, g.Namespace), &hfv1.VirtualMachine{}, 0, cache.Indexers{})
@@ -97,8 +99,13 @@ func (g *Gargantua) work(queue workQueue, vms cache.Store) bool {
 	if shutdown {
 		return false
 	}
+	err := g.handle(it, vms)
+	if errors.Is(err, errKeyNeverDone) {
+		utilruntime.HandleError(fmt.Errorf("gargantuasim %s: %+v: %w", g.Version, it, err))
+		return true // no Done, as Gargantua: the key is never processed again
+	}
 	defer queue.Done(it)
-	if err := g.handle(it, vms); err != nil {
+	if err != nil {
 		// A conflict only means the cache was behind; the newer event follows.
 		if !apierrors.IsConflict(err) {
 			utilruntime.HandleError(fmt.Errorf("gargantuasim %s: %+v: %w", g.Version, it, err))

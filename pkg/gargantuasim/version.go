@@ -89,6 +89,11 @@ func (v Version) retriesClaimStatus() bool { return v >= V3_0 }
 // VM service too, which retries on conflict.
 func (v Version) retriesVMSetStatus() bool { return v >= V3_3 }
 
+// retriesVMSetFinalizer: from v3.1 on, the finalizer of a deleting VM is
+// removed through the VM service, which retries on conflict; before, one
+// failed UPDATE leaves the VM for good (removeVMSetFinalizer).
+func (v Version) retriesVMSetFinalizer() bool { return v >= V3_3 }
+
 // runsTerraformService: from v3.1 on, the terraform service deletes tainted
 // VMs and empties the finalizers of deleting ones, whoever provisions them.
 func (v Version) runsTerraformService() bool { return v >= V3_3 }

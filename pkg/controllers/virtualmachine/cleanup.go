@@ -37,8 +37,9 @@ func (h *handler) cleanup(key string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMac
 
 // cleanUp deletes the deleted VM key's Droplet and Key, whose own
 // finalizers remove them from DigitalOcean, and keeps the VM's finalizer
-// until both are gone. Other finalizers on the VM are not ours to touch. A
-// VM with v1alpha1.ForceReleaseAnnotation passes it on to its Droplet and
+// until both are gone, and Gargantua's VM set finalizer too (see
+// GargantuaVMSetFinalizer). Other finalizers on the VM are not ours to
+// touch. A VM with v1alpha1.ForceReleaseAnnotation passes it on to its Droplet and
 // Key, which then go without deleting anything in DigitalOcean. It returns
 // when to look again while they remain.
 func (h *handler) cleanUp(key string) (time.Duration, error) {
@@ -63,6 +64,10 @@ func (h *handler) cleanUp(key string) (time.Duration, error) {
 		// The Droplet's and Key's removal queues the VM again; the poll is a
 		// safety net.
 		return cleanupPoll, nil
+	}
+	if wait := waitForGargantua(vm, time.Now()); wait > 0 {
+		// Gargantua's removal of its finalizer queues the VM again.
+		return wait, nil
 	}
 	return noRecheck, h.release(vm)
 }
@@ -146,6 +151,12 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 	if v1alpha1.ForceReleaseRequested(vm) {
 		// The Droplet's and Key's own ForceReleased Events name what is left.
 		log.Warn("Droplet and Key released by force; releasing VM")
+		return nil
+	}
+	if slices.Contains(vm.Finalizers, GargantuaVMSetFinalizer) {
+		message := gargantuaFinalizerStuck()
+		log.Warn(message)
+		h.recorder.Event(vm, corev1.EventTypeWarning, "GargantuaFinalizerRemains", message)
 		return nil
 	}
 	log.Info("droplet and key are gone from DigitalOcean; releasing VM")
