@@ -21,7 +21,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/apply"
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
-	"github.com/rancher/wrangler/v3/pkg/leader"
 	"github.com/rancher/wrangler/v3/pkg/ratelimit"
 	"github.com/rancher/wrangler/v3/pkg/start"
 	"github.com/sirupsen/logrus"
@@ -169,25 +168,21 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		logrus.WithField("addr", addr).Info("serving /metrics, /healthz and /readyz")
 	}
-	if !opts.LeaderElect {
-		return runControllers(ctx, opts, client, readiness)
+	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
+	if opts.LeaderElect {
+		return runElected(ctx, opts, client, readiness, clients)
 	}
-	errs := make(chan error, 1)
-	go leader.RunOrDie(ctx, opts.Namespace, opts.LeaseName, client, func(ctx context.Context) {
-		logrus.WithField("lease", opts.LeaseName).Info("elected leader")
-		if err := runControllers(ctx, opts, client, readiness); err != nil {
-			errs <- err
-		}
-	})
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errs:
+	if err := runControllers(ctx, opts, client, readiness, clients); err != nil {
 		return err
 	}
+	// The next process (the chart replaces the pod, never runs two) then
+	// finds the answers on record.
+	drain(clients, drainTimeout)
+	return nil
 }
 
-func runControllers(ctx context.Context, opts Options, client kubernetes.Interface, readiness *metrics.Readiness) error {
+func runControllers(ctx context.Context, opts Options, client kubernetes.Interface, readiness *metrics.Readiness,
+	clients *digitalocean.Clients) error {
 	factoryOpts := &hobbyfarm.FactoryOptions{Namespace: opts.Namespace}
 	hf, err := hobbyfarm.NewFactoryFromConfigWithOptions(opts.Config, factoryOpts)
 	if err != nil {
@@ -213,7 +208,6 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	keys := prov.Provisioning().V1alpha1().Key()
 	secrets := coreFactory.Core().V1().Secret()
 	recorder := events.NewRecorder(ctx, client, opts.Namespace)
-	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
 	// DigitalOcean's regions, sizes and images per token, fetched hourly.
 	catalogs := digitalocean.NewCatalogs(clients)
 	// What the Environment check found, for the VMs: one created for a

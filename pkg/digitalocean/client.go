@@ -24,9 +24,13 @@ const DefaultAPIURL = "https://api.digitalocean.com/"
 const CallTimeout = 30 * time.Second
 
 // CallContext is for one handler pass's DigitalOcean calls: bounded by
-// CallTimeout and marked with their priority for the rate limiter.
+// CallTimeout and marked with their priority for the rate limiter. Once one
+// of them is sent, Clients.Stop waits for the cancel: call it when the
+// answers are on record.
 func CallContext(parent context.Context, p Priority) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(WithPriority(parent, p), CallTimeout)
+	ctx, cancel := context.WithTimeout(WithPriority(parent, p), CallTimeout)
+	c := &call{}
+	return context.WithValue(ctx, callKey{}, c), func() { cancel(); c.end() }
 }
 
 // Clients hands out one godo client per token. The clients never retry by
@@ -42,6 +46,8 @@ type Clients struct {
 	limiters map[*godo.Client]*limiter
 	// tagsInUse counts the requests under way that rely on a tag (UseTag).
 	tagsInUse map[string]int
+	// flight counts every client's requests under way, for Stop.
+	flight *inFlight
 }
 
 // NewClients returns a client cache for the API at baseURL ("" for
@@ -53,7 +59,8 @@ func NewClients(baseURL string, limits LimiterOptions) *Clients {
 	if !strings.HasSuffix(baseURL, "/") {
 		baseURL += "/"
 	}
-	return &Clients{baseURL: baseURL, limits: limits, byToken: map[string]*godo.Client{}, limiters: map[*godo.Client]*limiter{}}
+	return &Clients{baseURL: baseURL, limits: limits, byToken: map[string]*godo.Client{}, limiters: map[*godo.Client]*limiter{},
+		flight: newInFlight()}
 }
 
 // For returns the client for token.
@@ -64,7 +71,7 @@ func (c *Clients) For(token string) (*godo.Client, error) {
 	if client, ok := c.byToken[key]; ok {
 		return client, nil
 	}
-	transport := &countingTransport{next: http.DefaultTransport, tokenHash: key}
+	transport := &countingTransport{next: http.DefaultTransport, tokenHash: key, flight: c.flight}
 	if !c.limits.Disabled {
 		transport.limit = newLimiter(c.limits)
 	}
@@ -124,6 +131,7 @@ type countingTransport struct {
 	next      http.RoundTripper
 	tokenHash string
 	limit     *limiter // nil: no limiting
+	flight    *inFlight
 }
 
 // maxPause bounds how long a Retry-After may silence a token (an hourly
@@ -131,6 +139,12 @@ type countingTransport struct {
 const maxPause = time.Hour
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	leave, err := t.flight.enter(req.Context())
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	defer leave()
 	finish := func(time.Time) {}
 	if t.limit != nil {
 		p := priorityOf(req)
@@ -143,7 +157,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 		finish = reserved
 	}
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.send(req)
 	now := time.Now()
 	finish(now)
 	status, remaining := 0, ""
@@ -161,6 +175,18 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 	}
 	metrics.ObserveResponse(req.Method, req.URL.Path, status, t.tokenHash, remaining)
+	return resp, err
+}
+
+// send sends req detached from its caller's cancellation (see detach).
+func (t *countingTransport) send(req *http.Request) (*http.Response, error) {
+	req, cancel := detach(req)
+	resp, err := t.next.RoundTrip(req)
+	if resp == nil || resp.Body == nil {
+		cancel()
+		return resp, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, err
 }
 

@@ -142,7 +142,7 @@ func TestTransportHoldsBackByPriority(t *testing.T) {
 		w.WriteHeader(status)
 	}))
 	defer srv.Close()
-	tr := &countingTransport{next: http.DefaultTransport, tokenHash: "test",
+	tr := &countingTransport{next: http.DefaultTransport, tokenHash: "test", flight: newInFlight(),
 		limit: newLimiter(LimiterOptions{Limits: []RateLimit{{Requests: 10, Window: time.Hour}}, Headroom: 0.1})}
 	do := func(ctx context.Context, method string) error {
 		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/v2/droplets", nil)
