@@ -15,7 +15,7 @@ const helmInstall = "go install helm.sh/helm/v3/cmd/helm@v3.22.0"
 func withBuiltKubeBinaries(t *testing.T, f *fakeEnv) {
 	t.Helper()
 	for _, b := range []string{"kube-apiserver", "kube-controller-manager"} {
-		writeExecutable(t, filepath.Join(f.cache, "kube-v1.37.2", "bin", b), "#!/bin/sh\n")
+		writeExecutable(t, filepath.Join(f.cache, kubeBinDir, b), "#!/bin/sh\n")
 	}
 }
 
@@ -34,7 +34,7 @@ func TestPrereqsForThePlaygroundSkipsHelm(t *testing.T) {
 	if !strings.Contains(r.stderr, "prereqs: helm skipped") {
 		t.Errorf("stderr does not say helm was skipped")
 	}
-	if !strings.Contains(r.stderr, "prereqs: kube-apiserver, kube-controller-manager: "+filepath.Join(f.cache, "kube-v1.37.2", "bin")) {
+	if !strings.Contains(r.stderr, "prereqs: kube-apiserver, kube-controller-manager: "+filepath.Join(f.cache, kubeBinDir)) {
 		t.Errorf("stderr does not name the kube binaries' dir")
 	}
 }
