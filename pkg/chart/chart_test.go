@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -51,8 +52,9 @@ func TestTemplateDefaults(t *testing.T) {
 	var d appsv1.Deployment
 	only(t, ms, "Deployment").into(t, &d)
 	c := controller(t, &d)
-	if c.Image != "hobbyfarm/hf-provisioner-digitalocean:0.1.0" {
-		t.Errorf("image = %q, want the repository with the chart's appVersion", c.Image)
+	// The repository releases push to, tagged with the chart's appVersion.
+	if want := image.Repository + ":" + d.Labels["app.kubernetes.io/version"]; c.Image != want {
+		t.Errorf("image = %q, want %q", c.Image, want)
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
 		t.Errorf("replicas = %v, want 1", d.Spec.Replicas)

@@ -1,38 +1,75 @@
 package chart
 
 import (
+	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image/imagetest"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	appsv1 "k8s.io/api/apps/v1"
 )
 
-// TestImageBuildsAndRunsAsNonRoot needs a Docker engine; machines without one
-// skip it and say so. An image build takes minutes: not under -short.
-func TestImageBuildsAndRunsAsNonRoot(t *testing.T) {
+// TestImageBinaryAndChartAgreeOnTheVersion builds the image as scripts/image
+// does by default (for this machine's platform) and checks that the
+// binary's --version, the image's version label and the chart's appVersion,
+// which tags the image the chart runs, are one version. It compiles the
+// controller: not under -short.
+func TestImageBinaryAndChartAgreeOnTheVersion(t *testing.T) {
 	testenv.SkipUnlessFull(t)
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		t.Skip("no Docker engine on this machine: image build skipped (docker info: " + err.Error() + ")")
-	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag := "hf-provisioner-digitalocean:test"
-	if out, err := exec.Command("docker", "build", "--build-arg", "VERSION=test", "-t", tag, root).CombinedOutput(); err != nil {
-		t.Fatalf("docker build: %v\n%s", err, out)
-	}
-	user, err := exec.Command("docker", "image", "inspect", "-f", "{{.Config.User}}", tag).Output()
+	o, err := image.Defaults(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := strings.TrimSpace(string(user)); u == "" || strings.HasPrefix(u, "0") || u == "root" {
-		t.Errorf("image user %q, want non-root", u)
+	o.Platforms = []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}}
+	idx, err := image.Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out, err := exec.Command("docker", "run", "--rm", tag, "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "test") {
-		t.Errorf("docker run --version: %v %s", err, out)
+	img, err := imagetest.PlatformImage(idx, runtime.GOARCH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := imagetest.Files(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), image.BinaryName)
+	if err := os.WriteFile(bin, files["/"+image.BinaryName].Data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", image.BinaryName, err, out)
+	}
+
+	var d appsv1.Deployment
+	only(t, render(t, release, "team-a"), "Deployment").into(t, &d)
+	appVersion := d.Labels["app.kubernetes.io/version"]
+	ref := controller(t, &d).Image
+	tag := ref[strings.LastIndex(ref, ":")+1:]
+	for what, got := range map[string]string{
+		"binary --version":    strings.TrimSpace(string(out)),
+		"image version label": image.BinaryName + " " + cf.Config.Labels["org.opencontainers.image.version"],
+		"chart's image tag":   image.BinaryName + " " + tag,
+		"chart's appVersion":  image.BinaryName + " " + appVersion,
+	} {
+		if want := image.BinaryName + " " + appVersion; got != want || appVersion == "" {
+			t.Errorf("%s: %q, want %q (the chart's appVersion)", what, got, want)
+		}
 	}
 }

@@ -33,9 +33,10 @@ build)
   while [[ $1 != -o ]]; do shift; done
   for b in kube-apiserver kube-controller-manager; do printf '#!/bin/sh\n' >"$2/$b"; chmod +x "$2/$b"; done
   ;;
-install)
+install) # go install example.com/cmd/NAME@VERSION installs NAME
   sleep "$FAKE_GO_SLEEP"
-  mkdir -p "$FAKE_GOPATH/bin" && printf '#!/bin/sh\n' >"$FAKE_GOPATH/bin/helm" && chmod +x "$FAKE_GOPATH/bin/helm"
+  name=${2%@*} && name=${name##*/}
+  mkdir -p "$FAKE_GOPATH/bin" && printf '#!/bin/sh\n' >"$FAKE_GOPATH/bin/$name" && chmod +x "$FAKE_GOPATH/bin/$name"
   ;;
 *) echo "fake go: unexpected: go $*" >&2; exit 2 ;;
 esac
@@ -71,8 +72,10 @@ func newFakeEnv(t *testing.T) *fakeEnv {
 		writeExecutable(t, filepath.Join(bin, name), body)
 	}
 	path := bin + ":/usr/bin:/bin"
-	if helm, err := lookPathIn("helm", path); err == nil {
-		t.Fatalf("a helm at %s is on the test PATH; the tests need a machine without it there", helm)
+	for _, tool := range []string{"helm", "actionlint"} {
+		if p, err := lookPathIn(tool, path); err == nil {
+			t.Fatalf("a %s at %s is on the test PATH; the tests need a machine without it there", tool, p)
+		}
 	}
 	f.env = []string{
 		"PATH=" + path,

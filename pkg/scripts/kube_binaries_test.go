@@ -8,8 +8,10 @@ import (
 )
 
 const (
-	buildStep = "building kube-apiserver and kube-controller-manager (one go build)"
-	buildLine = "kube-binaries: " + buildStep
+	// kubeBinDir is where, in the cache, kube-binaries puts the binaries.
+	kubeBinDir = "kube-v1.37.2/bin-stamped"
+	buildStep  = "building kube-apiserver and kube-controller-manager (one go build)"
+	buildLine  = "kube-binaries: " + buildStep
 )
 
 // stillBuilding is a progress line of the build step: what, and the time so far.
@@ -18,7 +20,7 @@ var stillBuilding = regexp.MustCompile(`(?m)^kube-binaries: still ` + regexp.Quo
 func TestKubeBinariesReportsProgressAndPrintsOnlyTheBinDir(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t)
-	binDir := filepath.Join(f.cache, "kube-v1.37.2", "bin")
+	binDir := filepath.Join(f.cache, kubeBinDir)
 
 	r := f.run(t, "kube-binaries", nil)
 	if r.err != nil {
@@ -46,8 +48,14 @@ func TestKubeBinariesReportsProgressAndPrintsOnlyTheBinDir(t *testing.T) {
 		t.Errorf("processes left behind: %v", left)
 	}
 
-	// Built once: a second run only prints the dir.
+	// Stamped, so the apiserver's /version names the release.
 	calls := f.goCalls(t)
+	if !strings.Contains(calls, "-X k8s.io/component-base/version.gitVersion=v1.37.2 ") ||
+		!strings.Contains(calls, "-X k8s.io/component-base/version.gitMinor=37 ") {
+		t.Errorf("go build does not stamp the version v1.37.2:\n%s", calls)
+	}
+
+	// Built once: a second run only prints the dir.
 	again := f.run(t, "kube-binaries", nil)
 	if again.err != nil || again.stdout != binDir+"\n" || again.stderr != "" {
 		t.Errorf("second run: err=%v stdout=%q stderr=%q, want the bin dir alone", again.err, again.stdout, again.stderr)

@@ -8,18 +8,21 @@ import (
 	"testing"
 )
 
-const helmInstall = "go install helm.sh/helm/v3/cmd/helm@v3.22.0"
+const (
+	helmInstall       = "go install helm.sh/helm/v3/cmd/helm@v3.22.0"
+	actionlintInstall = "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"
+)
 
 // withBuiltKubeBinaries puts the kube binaries in the fake cache, as a previous
 // run would have, so prereqs' last step is quick.
 func withBuiltKubeBinaries(t *testing.T, f *fakeEnv) {
 	t.Helper()
 	for _, b := range []string{"kube-apiserver", "kube-controller-manager"} {
-		writeExecutable(t, filepath.Join(f.cache, "kube-v1.37.2", "bin", b), "#!/bin/sh\n")
+		writeExecutable(t, filepath.Join(f.cache, kubeBinDir, b), "#!/bin/sh\n")
 	}
 }
 
-func TestPrereqsForThePlaygroundSkipsHelm(t *testing.T) {
+func TestPrereqsForThePlaygroundSkipsHelmAndActionlint(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t)
 	withBuiltKubeBinaries(t, f)
@@ -31,15 +34,17 @@ func TestPrereqsForThePlaygroundSkipsHelm(t *testing.T) {
 	if calls := f.goCalls(t); strings.Contains(calls, "install") {
 		t.Errorf("prereqs playground installed something with go:\n%s", calls)
 	}
-	if !strings.Contains(r.stderr, "prereqs: helm skipped") {
-		t.Errorf("stderr does not say helm was skipped")
+	for _, tool := range []string{"helm", "actionlint"} {
+		if !strings.Contains(r.stderr, "prereqs: "+tool+" skipped") {
+			t.Errorf("stderr does not say %s was skipped", tool)
+		}
 	}
-	if !strings.Contains(r.stderr, "prereqs: kube-apiserver, kube-controller-manager: "+filepath.Join(f.cache, "kube-v1.37.2", "bin")) {
+	if !strings.Contains(r.stderr, "prereqs: kube-apiserver, kube-controller-manager: "+filepath.Join(f.cache, kubeBinDir)) {
 		t.Errorf("stderr does not name the kube binaries' dir")
 	}
 }
 
-func TestPrereqsInstallsHelmWithProgress(t *testing.T) {
+func TestPrereqsInstallsHelmAndActionlintWithProgress(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t)
 	withBuiltKubeBinaries(t, f)
@@ -48,11 +53,13 @@ func TestPrereqsInstallsHelmWithProgress(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("prereqs failed: %v", r.err)
 	}
-	if calls := f.goCalls(t); !strings.Contains(calls, helmInstall) {
-		t.Errorf("prereqs did not run %q; go calls:\n%s", helmInstall, calls)
-	}
-	if _, err := os.Stat(filepath.Join(f.gopath, "bin", "helm")); err != nil {
-		t.Errorf("no helm installed: %v", err)
+	for tool, install := range map[string]string{"helm": helmInstall, "actionlint": actionlintInstall} {
+		if calls := f.goCalls(t); !strings.Contains(calls, install) {
+			t.Errorf("prereqs did not run %q; go calls:\n%s", install, calls)
+		}
+		if _, err := os.Stat(filepath.Join(f.gopath, "bin", tool)); err != nil {
+			t.Errorf("no %s installed: %v", tool, err)
+		}
 	}
 	if !regexp.MustCompile(`(?m)^prereqs: still installing helm v3\.22\.0 .*, \d+m\d\ds elapsed$`).MatchString(r.stderr) {
 		t.Errorf("stderr has no progress line with the elapsed time during the %ss helm install", slowSeconds)
