@@ -1,0 +1,129 @@
+package chart
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The operator reads the docs, not the schema: every chart value they name must be
+// one the chart takes, or following them fails `helm install` (the schema refuses
+// unknown keys).
+
+// docFiles are the documents an operator reads, relative to the repository root.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	root := filepath.Join(chartDir(t), "..", "..")
+	files := []string{
+		filepath.Join(root, "README.md"),
+		filepath.Join(chartDir(t), "README.md"),
+		filepath.Join(chartDir(t), "templates", "NOTES.txt"),
+	}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changelog := filepath.Join(root, "CHANGELOG.md"); fileExists(changelog) {
+		files = append(files, changelog)
+	}
+	return append(files, docs...)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+var (
+	// "chart value `x`" and "chart values `x`" name a value whatever its shape.
+	chartValuePhrase = regexp.MustCompile("chart values? `([^`]+)`")
+	// A backticked dotted lowerCamel path (metrics.port, probes.enabled=true) names a
+	// value when its first segment is a top-level value; Go names (digitalocean.CreateSettle)
+	// have an upper-case segment and are not values.
+	dottedPath = regexp.MustCompile("`([a-z][A-Za-z0-9]*(?:\\.[a-z][A-Za-z0-9]*)+)(?:[=:][^`]*)?`")
+)
+
+func TestDocsNameOnlyRealChartValues(t *testing.T) {
+	schema := readSchema(t)
+	topLevel := schema.properties()
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			var named []string
+			for _, m := range chartValuePhrase.FindAllStringSubmatch(line, -1) {
+				named = append(named, strings.TrimSpace(strings.FieldsFunc(m[1], func(r rune) bool { return r == ':' || r == '=' || r == ' ' })[0]))
+			}
+			for _, m := range dottedPath.FindAllStringSubmatch(line, -1) {
+				if _, ok := topLevel[strings.Split(m[1], ".")[0]]; ok {
+					named = append(named, m[1])
+				}
+			}
+			for _, path := range named {
+				if !schema.has(path) {
+					t.Errorf("%s:%d names chart value %q, which values.schema.json does not have", filepath.Base(file), i+1, path)
+				}
+			}
+		}
+	}
+}
+
+// jsonSchema is the part of values.schema.json that says which keys exist.
+type jsonSchema struct {
+	root map[string]any
+}
+
+func readSchema(t *testing.T) jsonSchema {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chartDir(t), "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(data, &root); err != nil {
+		t.Fatal(err)
+	}
+	return jsonSchema{root: root}
+}
+
+func (s jsonSchema) properties() map[string]any {
+	props, _ := s.root["properties"].(map[string]any)
+	return props
+}
+
+// has reports whether the dotted path is a key the schema allows.
+func (s jsonSchema) has(path string) bool {
+	node := s.root
+	for _, key := range strings.Split(path, ".") {
+		node = s.resolve(node)
+		if props, ok := node["properties"].(map[string]any); ok {
+			if next, ok := props[key].(map[string]any); ok {
+				node = next
+				continue
+			}
+		}
+		// A map of free keys (annotations, labels, resource lists) takes any key.
+		next, ok := node["additionalProperties"].(map[string]any)
+		if !ok {
+			return false
+		}
+		node = next
+	}
+	return true
+}
+
+// resolve follows a local "$ref" to its definition.
+func (s jsonSchema) resolve(node map[string]any) map[string]any {
+	ref, ok := node["$ref"].(string)
+	if !ok {
+		return node
+	}
+	defs, _ := s.root["definitions"].(map[string]any)
+	def, _ := defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any)
+	return def
+}
