@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.IntVar(&opts.Workers, "workers", envInt("HF_DO_WORKERS", 5), "concurrent reconciles per resource (env HF_DO_WORKERS)")
 	fs.StringVar(&s.logLevel, "log-level", envString("HF_DO_LOG_LEVEL", "info"), "debug, info, warn or error (env HF_DO_LOG_LEVEL)")
 	fs.StringVar(&s.logFormat, "log-format", envString("HF_DO_LOG_FORMAT", "text"), "text or json (env HF_DO_LOG_FORMAT)")
-	fs.BoolVar(&opts.InstallCRDs, "install-crds", envBool("HF_DO_INSTALL_CRDS", true), "create or update the Droplet and Key CRDs at start (env HF_DO_INSTALL_CRDS)")
+	fs.BoolVar(&opts.InstallCRDs, "install-crds", envBool("HF_DO_INSTALL_CRDS", true), "create or update the Droplet, Key and WarmPool CRDs at start (env HF_DO_INSTALL_CRDS)")
 	fs.StringVar(&opts.InstallationID, "installation-id", os.Getenv("HF_DO_INSTALLATION_ID"), "tag value telling this installation's droplets apart; defaults to the namespace")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", envBool("HF_DO_LEADER_ELECT", false), "elect a leader so several replicas are safe (env HF_DO_LEADER_ELECT)")
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The operator reads the docs, not the schema: every chart value they name must be
@@ -126,4 +129,50 @@ func (s jsonSchema) resolve(node map[string]any) map[string]any {
 	defs, _ := s.root["definitions"].(map[string]any)
 	def, _ := defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any)
 	return def
+}
+
+// TestDocsListEveryCRD: wherever a document lists our CRDs by kind ("the Droplet and
+// Key CRDs"), it lists every kind the chart's crds/ folder installs.
+func TestDocsListEveryCRD(t *testing.T) {
+	kinds := crdKinds(t)
+	alt := strings.Join(kinds, "|")
+	listing := regexp.MustCompile("(?:" + alt + ")(?:(?:, | and |, and )(?:" + alt + "))* CRDs")
+	files := append(docFiles(t), filepath.Join(chartDir(t), "values.yaml"), filepath.Join(chartDir(t), "..", "..", "main.go"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Lines of a comment block read as one text.
+		text := strings.Join(strings.Fields(regexp.MustCompile(`\n\s*(#|//)`).ReplaceAllString(string(data), " ")), " ")
+		for _, l := range listing.FindAllString(text, -1) {
+			for _, k := range kinds {
+				if !regexp.MustCompile(`\b` + k + `\b`).MatchString(l) {
+					t.Errorf("%s: %q leaves out the %s CRD", filepath.Base(file), l, k)
+				}
+			}
+		}
+	}
+}
+
+// crdKinds are the kinds of the CRDs in the chart's crds/ folder.
+func crdKinds(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(chartDir(t), "crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in crds/: %v", err)
+	}
+	var kinds []string
+	for _, f := range files {
+		var crd apiextensionsv1.CustomResourceDefinition
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		kinds = append(kinds, crd.Spec.Names.Kind)
+	}
+	return kinds
 }

@@ -1,6 +1,10 @@
 package chart
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -93,27 +97,7 @@ func TestRoleGrantsExactlyWhatTheControllerNeeds(t *testing.T) {
 			ms := render(t, "hf-provisioner-digitalocean", "team-a", tc.args...)
 			var role rbacv1.Role
 			only(t, ms, "Role").into(t, &role)
-			got := roleGrants(t, &role)
-			want := map[grant]bool{}
-			for _, g := range wantGrants(tc.deleteTainted) {
-				want[g] = true
-			}
-			var missing, extra []string
-			for g := range want {
-				if !got[g] {
-					missing = append(missing, g.String())
-				}
-			}
-			for g := range got {
-				if !want[g] {
-					extra = append(extra, g.String())
-				}
-			}
-			sort.Strings(missing)
-			sort.Strings(extra)
-			if len(missing) > 0 || len(extra) > 0 {
-				t.Errorf("Role rules differ:\nmissing: %v\nextra:   %v", missing, extra)
-			}
+			compareGrants(t, "controller's needs", wantGrants(tc.deleteTainted), roleGrants(t, &role))
 
 			var rb rbacv1.RoleBinding
 			only(t, ms, "RoleBinding").into(t, &rb)
@@ -126,5 +110,88 @@ func TestRoleGrantsExactlyWhatTheControllerNeeds(t *testing.T) {
 				t.Errorf("RoleBinding subjects = %+v, want only %+v", rb.Subjects, wantSubject)
 			}
 		})
+	}
+}
+
+// readmeTable reads the permissions table under heading in the chart README: each
+// row's grants, and apart those its verbs cell grants only "while" a value is true.
+func readmeTable(t *testing.T, heading string) (always, conditional []grant) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(chartDir(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(readme), "\n"+heading+"\n")
+	if !found {
+		t.Fatalf("chart README has no %q section", heading)
+	}
+	section, _, _ = strings.Cut(section, "\n#")
+	backticked := regexp.MustCompile("`([^`]*)`")
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 3 || !strings.HasPrefix(cells[0], "`") {
+			continue
+		}
+		for _, g := range backticked.FindAllStringSubmatch(cells[0], -1) {
+			group := strings.Trim(g[1], `"`)
+			for _, r := range backticked.FindAllStringSubmatch(cells[1], -1) {
+				for _, part := range regexp.MustCompile(`[,;]`).Split(cells[2], -1) {
+					verb := strings.Fields(part)[0]
+					if strings.Contains(part, " while ") {
+						conditional = append(conditional, grant{group, r[1], verb})
+					} else {
+						always = append(always, grant{group, r[1], verb})
+					}
+				}
+			}
+		}
+	}
+	if len(always) == 0 {
+		t.Fatalf("chart README's %q section has no permissions table", heading)
+	}
+	return always, conditional
+}
+
+// TestREADMEPermissionsAreTheRoles keeps the chart README's permissions table equal
+// to the Role the chart renders, with and without its conditional verbs.
+func TestREADMEPermissionsAreTheRoles(t *testing.T) {
+	always, conditional := readmeTable(t, "## Permissions")
+	for name, tc := range map[string]struct {
+		set  string
+		want []grant
+	}{
+		"defaults":         {"deleteTaintedVMs=true", append(slices.Clone(always), conditional...)},
+		"keep tainted VMs": {"deleteTaintedVMs=false", always},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var role rbacv1.Role
+			only(t, render(t, release, "team-a", "--set", tc.set), "Role").into(t, &role)
+			compareGrants(t, "README table", tc.want, roleGrants(t, &role))
+		})
+	}
+}
+
+// compareGrants fails with the grants one side has and the other lacks.
+func compareGrants(t *testing.T, wantName string, want []grant, got map[grant]bool) {
+	t.Helper()
+	wanted := map[grant]bool{}
+	for _, g := range want {
+		wanted[g] = true
+	}
+	var missing, extra []string
+	for g := range wanted {
+		if !got[g] {
+			missing = append(missing, g.String())
+		}
+	}
+	for g := range got {
+		if !wanted[g] {
+			extra = append(extra, g.String())
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Errorf("Role rules differ from the %s:\nonly in the %s: %v\nonly in the Role: %v", wantName, wantName, missing, extra)
 	}
 }
