@@ -176,3 +176,25 @@ func crdKinds(t *testing.T) []string {
 	}
 	return kinds
 }
+
+// supportedGargantuas is how every document names the newest supported Gargantua line.
+const supportedGargantuas = "v3.1.0 to v3.3.x"
+
+// TestDocsStateOneGargantuaRange: a range of Gargantua releases from v3.1 on is always
+// the supported one, in the same words, so no document promises more or less.
+func TestDocsStateOneGargantuaRange(t *testing.T) {
+	rangeFromV31 := regexp.MustCompile(`v3\.1(?:\.[0-9]+)?(?:\s*(?:to|–|-)\s*v3\.3(?:\.[0-9x]+)?|\s+and later|\+)`)
+	files := append(docFiles(t), filepath.Join(chartDir(t), "..", "..", "pkg", "playground", "cmd", "usage.txt"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(data)), " ")
+		for _, m := range rangeFromV31.FindAllString(text, -1) {
+			if m != supportedGargantuas {
+				t.Errorf("%s says %q; the supported range is %q", filepath.Base(file), m, supportedGargantuas)
+			}
+		}
+	}
+}
