@@ -33,8 +33,9 @@ func TestControllerAcceptsChartArgs(t *testing.T) {
 			"-f", testdata(t, "all-values.yaml"),
 			"--set-json", "extraArgs=[]", // the file's extra flag is a made-up one
 		},
-		"metrics only":       {"--set", "metrics.enabled=true"},
-		"probes only":        {"--set", "probes.enabled=true"},
+		"metrics only":       {"--set", "probes.enabled=false"},
+		"probes only":        {"--set", "metrics.enabled=false"},
+		"no listener":        {"--set", "metrics.enabled=false,probes.enabled=false"},
 		"no leader election": {"--set", "leaderElection.enabled=false,digitalocean.apiURL=http://127.0.0.1:1"},
 	} {
 		t.Run(name, func(t *testing.T) {
