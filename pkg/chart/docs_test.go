@@ -198,3 +198,27 @@ func TestDocsStateOneGargantuaRange(t *testing.T) {
 		}
 	}
 }
+
+// TestChangelogCoversTheChartVersion: CHANGELOG.md, which the chart README's Upgrading
+// points to, has an Unreleased section and one for the chart's version.
+func TestChangelogCoversTheChartVersion(t *testing.T) {
+	changelog, err := os.ReadFile(filepath.Join(chartDir(t), "..", "..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		Version string `json:"version"`
+	}
+	data, err := os.ReadFile(filepath.Join(chartDir(t), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil {
+		t.Fatal(err)
+	}
+	for _, heading := range []string{"## [Unreleased]", "## [" + chart.Version + "]"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(heading)).Match(changelog) {
+			t.Errorf("CHANGELOG.md has no %q section", heading)
+		}
+	}
+}
