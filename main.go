@@ -34,6 +34,9 @@ func main() {
 
 // run returns the process exit code; bad flags print one line naming the flag.
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == drainCommand {
+		return runDrain(args[1:], stderr)
+	}
 	opts, settings, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
