@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -36,7 +37,8 @@ func TestTemplateDefaults(t *testing.T) {
 	ms := render(t, release, "team-a")
 	got := kinds(ms)
 	sort.Strings(got)
-	want := []string{"Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"}
+	// The uninstall's drain hook is a Job with a ServiceAccount, Role and RoleBinding.
+	want := []string{"Deployment", "Job", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount", "ServiceAccount"}
 	if !slices.Equal(got, want) {
 		t.Errorf("default objects = %v, want %v", got, want)
 	}
@@ -45,7 +47,10 @@ func TestTemplateDefaults(t *testing.T) {
 	// objects keep that plain name.
 	for _, m := range ms {
 		want := release
-		if m.Obj.GetKind() == "Service" {
+		switch {
+		case m.isHook():
+			want = release + "-drain"
+		case m.Obj.GetKind() == "Service":
 			want = release + "-metrics"
 		}
 		if m.Obj.GetName() != want {
@@ -89,7 +94,7 @@ func TestTemplateAllValues(t *testing.T) {
 	ms := render(t, release, "team-a", "-f", testdata(t, "all-values.yaml"))
 	got := kinds(ms)
 	sort.Strings(got)
-	want := []string{"ConfigMap", "Deployment", "PrometheusRule", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor"}
+	want := []string{"ConfigMap", "Deployment", "Job", "PrometheusRule", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount", "ServiceAccount", "ServiceMonitor"}
 	if !slices.Equal(got, want) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
@@ -345,6 +350,8 @@ func decodeAll(t *testing.T, ms []manifest) {
 			into = &rbacv1.RoleBinding{}
 		case "Deployment":
 			into = &appsv1.Deployment{}
+		case "Job":
+			into = &batchv1.Job{}
 		case "ConfigMap":
 			into = &corev1.ConfigMap{}
 		case "ServiceMonitor", "PrometheusRule":

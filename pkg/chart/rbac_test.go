@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -65,10 +66,21 @@ func wantGrants(deleteTainted bool) []grant {
 // grants (wildcards, resourceNames, nonResourceURLs), which would widen them.
 func roleGrants(t *testing.T, role *rbacv1.Role) map[grant]bool {
 	t.Helper()
-	out := map[grant]bool{}
+	grants, names := flattenRole(t, role)
+	for g, n := range names {
+		t.Errorf("%s is limited to %v: resourceNames are not expected", g, n)
+	}
+	return grants
+}
+
+// flattenRole flattens a Role's rules into grants, and the resourceNames a grant
+// is limited to, failing on wildcards and nonResourceURLs.
+func flattenRole(t *testing.T, role *rbacv1.Role) (map[grant]bool, map[grant][]string) {
+	t.Helper()
+	out, names := map[grant]bool{}, map[grant][]string{}
 	for i, r := range role.Rules {
-		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
-			t.Errorf("rule %d: resourceNames/nonResourceURLs are not expected: %+v", i, r)
+		if len(r.NonResourceURLs) > 0 {
+			t.Errorf("rule %d: nonResourceURLs are not expected: %+v", i, r)
 		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
@@ -77,11 +89,14 @@ func roleGrants(t *testing.T, role *rbacv1.Role) map[grant]bool {
 						t.Errorf("rule %d: wildcard in %+v", i, r)
 					}
 					out[grant{g, res, v}] = true
+					if len(r.ResourceNames) > 0 {
+						names[grant{g, res, v}] = append(names[grant{g, res, v}], r.ResourceNames...)
+					}
 				}
 			}
 		}
 	}
-	return out
+	return out, names
 }
 
 func TestRoleGrantsExactlyWhatTheControllerNeeds(t *testing.T) {
@@ -193,5 +208,85 @@ func compareGrants(t *testing.T, wantName string, want []grant, got map[grant]bo
 	sort.Strings(extra)
 	if len(missing) > 0 || len(extra) > 0 {
 		t.Errorf("Role rules differ from the %s:\nonly in the %s: %v\nonly in the Role: %v", wantName, wantName, missing, extra)
+	}
+}
+
+// wantDrainGrants is everything the uninstall hook may do, and nothing more, with
+// the names a grant is limited to: the release's Deployment and Lease.
+func wantDrainGrants(deployment, lease string) (map[grant]bool, map[grant][]string) {
+	want, names := map[grant]bool{}, map[grant][]string{}
+	add := func(gs []grant, name string) {
+		for _, g := range gs {
+			want[g] = true
+			if name != "" {
+				names[g] = []string{name}
+			}
+		}
+	}
+	add(grants("apps", []string{"deployments"}, "get"), deployment)
+	add(grants("apps", []string{"deployments/scale"}, "get", "update"), deployment)
+	add(grants("", []string{"pods"}, "list"), "")
+	if lease != "" {
+		add(grants("coordination.k8s.io", []string{"leases"}, "create"), "")
+		add(grants("coordination.k8s.io", []string{"leases"}, "get", "update", "delete"), lease)
+	}
+	add(grants("", []string{"secrets"}, "get", "list", "patch"), "")
+	add(grants("hobbyfarm.io", []string{"environments"}, "list"), "")
+	add(grants("hobbyfarm.io", []string{"virtualmachines"}, "get", "list", "patch"), "")
+	add(grants("provisioning.hobbyfarm.io", []string{"droplets", "keys", "warmpools"}, "get", "list", "patch", "delete"), "")
+	return want, names
+}
+
+// TestDrainRoleGrantsExactlyWhatTheDrainNeeds checks the hook's Role, its binding to
+// the hook's ServiceAccount, which the hook's Job runs as, and the chart README's
+// table of it.
+func TestDrainRoleGrantsExactlyWhatTheDrainNeeds(t *testing.T) {
+	readme, _ := readmeTable(t, "### The uninstall hook's Role")
+	for name, tc := range map[string]struct {
+		args  []string
+		lease string
+	}{
+		"defaults":           {nil, "hf-provisioner-digitalocean"},
+		"lease name":         {[]string{"--set", "leaderElection.leaseName=hfdo-lock"}, "hfdo-lock"},
+		"no leader election": {[]string{"--set", "leaderElection.enabled=false"}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ms := render(t, "hfdo", "team-a", tc.args...)
+			var role rbacv1.Role
+			onlyHook(t, ms, "Role").into(t, &role)
+			got, gotNames := flattenRole(t, &role)
+			want, wantNames := wantDrainGrants(only(t, ms, "Deployment").Obj.GetName(), tc.lease)
+			var wantList []grant
+			for g := range want {
+				wantList = append(wantList, g)
+			}
+			compareGrants(t, "drain's needs", wantList, got)
+			for g, n := range wantNames {
+				if !slices.Equal(gotNames[g], n) {
+					t.Errorf("%s limited to %v, want %v", g, gotNames[g], n)
+				}
+			}
+			for g, n := range gotNames {
+				if _, ok := wantNames[g]; !ok {
+					t.Errorf("%s limited to %v, want no limit", g, n)
+				}
+			}
+			if tc.lease != "" {
+				compareGrants(t, "README table", readme, got)
+			}
+
+			var rb rbacv1.RoleBinding
+			onlyHook(t, ms, "RoleBinding").into(t, &rb)
+			var job batchv1.Job
+			onlyHook(t, ms, "Job").into(t, &job)
+			sa := onlyHook(t, ms, "ServiceAccount").Obj.GetName()
+			if rb.RoleRef.Name != role.Name || len(rb.Subjects) != 1 || rb.Subjects[0].Name != sa || job.Spec.Template.Spec.ServiceAccountName != sa {
+				t.Errorf("the hook's Job runs as %q; its RoleBinding binds %+v to Role %q, want ServiceAccount %q to %q",
+					job.Spec.Template.Spec.ServiceAccountName, rb.Subjects, rb.RoleRef.Name, sa, role.Name)
+			}
+			if sa == only(t, ms, "ServiceAccount").Obj.GetName() {
+				t.Errorf("the hook runs as the controller's ServiceAccount %q: the controller would keep the hook's rights", sa)
+			}
+		})
 	}
 }

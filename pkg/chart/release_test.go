@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -163,9 +164,13 @@ func TestSecurityContextIsRestricted(t *testing.T) {
 		"all values": {"-f", testdata(t, "all-values.yaml")},
 	} {
 		t.Run(name, func(t *testing.T) {
+			ms := render(t, release, "team-a", args...)
 			var d appsv1.Deployment
-			only(t, render(t, release, "team-a", args...), "Deployment").into(t, &d)
+			only(t, ms, "Deployment").into(t, &d)
 			checkRestricted(t, &d.Spec.Template.Spec)
+			var job batchv1.Job
+			onlyHook(t, ms, "Job").into(t, &job)
+			checkRestricted(t, &job.Spec.Template.Spec)
 		})
 	}
 }
