@@ -90,6 +90,11 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	var s cliSettings
 	fs := flag.NewFlagSet("hf-provisioner-digitalocean", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: hf-provisioner-digitalocean [flags]\n"+
+			"       hf-provisioner-digitalocean %s [flags]  (empty an installation before uninstalling it; %s -h)\n", drainCommand, drainCommand)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&s.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty (env KUBECONFIG)")
 	fs.StringVar(&opts.Namespace, "namespace", os.Getenv("HF_NAMESPACE"), "HobbyFarm namespace to serve (env HF_NAMESPACE, as Gargantua's)")
 	fs.StringVar(&opts.APIURL, "do-api-url", os.Getenv("DIGITALOCEAN_API_URL"), "DigitalOcean API base URL (env DIGITALOCEAN_API_URL)")
