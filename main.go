@@ -34,6 +34,9 @@ func main() {
 
 // run returns the process exit code; bad flags print one line naming the flag.
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == drainCommand {
+		return runDrain(args[1:], stderr)
+	}
 	opts, settings, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -87,13 +90,18 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	var s cliSettings
 	fs := flag.NewFlagSet("hf-provisioner-digitalocean", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: hf-provisioner-digitalocean [flags]\n"+
+			"       hf-provisioner-digitalocean %s [flags]  (empty an installation before uninstalling it; %s -h)\n", drainCommand, drainCommand)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&s.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty (env KUBECONFIG)")
 	fs.StringVar(&opts.Namespace, "namespace", os.Getenv("HF_NAMESPACE"), "HobbyFarm namespace to serve (env HF_NAMESPACE, as Gargantua's)")
 	fs.StringVar(&opts.APIURL, "do-api-url", os.Getenv("DIGITALOCEAN_API_URL"), "DigitalOcean API base URL (env DIGITALOCEAN_API_URL)")
 	fs.IntVar(&opts.Workers, "workers", envInt("HF_DO_WORKERS", 5), "concurrent reconciles per resource (env HF_DO_WORKERS)")
 	fs.StringVar(&s.logLevel, "log-level", envString("HF_DO_LOG_LEVEL", "info"), "debug, info, warn or error (env HF_DO_LOG_LEVEL)")
 	fs.StringVar(&s.logFormat, "log-format", envString("HF_DO_LOG_FORMAT", "text"), "text or json (env HF_DO_LOG_FORMAT)")
-	fs.BoolVar(&opts.InstallCRDs, "install-crds", envBool("HF_DO_INSTALL_CRDS", true), "create or update the Droplet and Key CRDs at start (env HF_DO_INSTALL_CRDS)")
+	fs.BoolVar(&opts.InstallCRDs, "install-crds", envBool("HF_DO_INSTALL_CRDS", true), "create or update the Droplet, Key and WarmPool CRDs at start (env HF_DO_INSTALL_CRDS)")
 	fs.StringVar(&opts.InstallationID, "installation-id", os.Getenv("HF_DO_INSTALLATION_ID"), "tag value telling this installation's droplets apart; defaults to the namespace")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", envBool("HF_DO_LEADER_ELECT", false), "elect a leader so several replicas are safe (env HF_DO_LEADER_ELECT)")
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "leader-election Lease name; never Gargantua's controller-manager")

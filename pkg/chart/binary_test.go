@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 )
 
 // buildController builds the controller binary into the test's temp dir.
@@ -33,13 +34,15 @@ func TestControllerAcceptsChartArgs(t *testing.T) {
 			"-f", testdata(t, "all-values.yaml"),
 			"--set-json", "extraArgs=[]", // the file's extra flag is a made-up one
 		},
-		"metrics only":       {"--set", "metrics.enabled=true"},
-		"probes only":        {"--set", "probes.enabled=true"},
+		"metrics only":       {"--set", "probes.enabled=false"},
+		"probes only":        {"--set", "metrics.enabled=false"},
+		"no listener":        {"--set", "metrics.enabled=false,probes.enabled=false"},
 		"no leader election": {"--set", "leaderElection.enabled=false,digitalocean.apiURL=http://127.0.0.1:1"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			ms := render(t, release, "team-a", args...)
 			var d appsv1.Deployment
-			only(t, render(t, release, "team-a", args...), "Deployment").into(t, &d)
+			only(t, ms, "Deployment").into(t, &d)
 			chartArgs := controller(t, &d).Args
 			out, err := exec.Command(bin, append(slices.Clone(chartArgs), "--version")...).CombinedOutput()
 			if err != nil {
@@ -48,6 +51,14 @@ func TestControllerAcceptsChartArgs(t *testing.T) {
 			}
 			if !strings.Contains(string(out), "hf-provisioner-digitalocean") {
 				t.Errorf("--version printed %q", out)
+			}
+			// The uninstall hook's args: -h after them exits 0 once every one parsed.
+			var job batchv1.Job
+			onlyHook(t, ms, "Job").into(t, &job)
+			drainArgs := job.Spec.Template.Spec.Containers[0].Args
+			if out, err := exec.Command(bin, append(slices.Clone(drainArgs), "-h")...).CombinedOutput(); err != nil {
+				first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+				t.Errorf("the drain rejects the hook's args %q: %v: %s", drainArgs, err, first)
 			}
 		})
 	}

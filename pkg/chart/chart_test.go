@@ -11,6 +11,7 @@ import (
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -37,7 +38,8 @@ func TestTemplateDefaults(t *testing.T) {
 	ms := render(t, release, "team-a")
 	got := kinds(ms)
 	sort.Strings(got)
-	want := []string{"Deployment", "Role", "RoleBinding", "ServiceAccount"}
+	// The uninstall's drain hook is a Job with a ServiceAccount, Role and RoleBinding.
+	want := []string{"Deployment", "Job", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount", "ServiceAccount"}
 	if !slices.Equal(got, want) {
 		t.Errorf("default objects = %v, want %v", got, want)
 	}
@@ -45,8 +47,15 @@ func TestTemplateDefaults(t *testing.T) {
 	// The install command of the README names the release after the chart; its
 	// objects keep that plain name.
 	for _, m := range ms {
-		if m.Obj.GetName() != release {
-			t.Errorf("%s: name %q, want %q", m, m.Obj.GetName(), release)
+		want := release
+		switch {
+		case m.isHook():
+			want = release + "-drain"
+		case m.Obj.GetKind() == "Service":
+			want = release + "-metrics"
+		}
+		if m.Obj.GetName() != want {
+			t.Errorf("%s: name %q, want %q", m, m.Obj.GetName(), want)
 		}
 	}
 	var d appsv1.Deployment
@@ -66,8 +75,17 @@ func TestTemplateDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Resources, wantRes) {
 		t.Errorf("resources = %+v, want %+v", c.Resources, wantRes)
 	}
-	if len(c.Ports) != 0 || c.LivenessProbe != nil || c.ReadinessProbe != nil {
-		t.Errorf("metrics and probes are off by default, got ports %v, probes %v %v", c.Ports, c.LivenessProbe, c.ReadinessProbe)
+	// A production install serves /metrics and is probed: both on by default, on one port.
+	if len(c.Ports) != 1 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("ports = %+v, want metrics on 8080", c.Ports)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" ||
+		c.LivenessProbe.HTTPGet.Port != intstr.FromString("metrics") {
+		t.Errorf("liveness probe = %+v, want GET /healthz on port metrics", c.LivenessProbe)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" ||
+		c.ReadinessProbe.HTTPGet.Port != intstr.FromString("metrics") {
+		t.Errorf("readiness probe = %+v, want GET /readyz on port metrics", c.ReadinessProbe)
 	}
 	if d.Spec.Strategy.Type != "" {
 		t.Errorf("with leader election the default RollingUpdate strategy fits, got %q", d.Spec.Strategy.Type)
@@ -78,7 +96,7 @@ func TestTemplateAllValues(t *testing.T) {
 	ms := render(t, release, "team-a", "-f", testdata(t, "all-values.yaml"))
 	got := kinds(ms)
 	sort.Strings(got)
-	want := []string{"ConfigMap", "Deployment", "PrometheusRule", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor"}
+	want := []string{"ConfigMap", "Deployment", "Job", "PrometheusRule", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount", "ServiceAccount", "ServiceMonitor"}
 	if !slices.Equal(got, want) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
@@ -303,9 +321,9 @@ func TestTemplateRejectsBadCombinations(t *testing.T) {
 	}{
 		"replicas without leader election": {[]string{"--set", "replicas=2,leaderElection.enabled=false"}, "replicas > 1 needs leaderElection.enabled=true"},
 		"Gargantua's lease":                {[]string{"--set", "leaderElection.leaseName=controller-manager"}, "must not be controller-manager"},
-		"ServiceMonitor without metrics":   {[]string{"--set", "metrics.serviceMonitor.enabled=true"}, "needs metrics.enabled=true"},
-		"alerts without metrics":           {[]string{"--set", "prometheusRule.enabled=true"}, "prometheusRule.enabled=true needs metrics.enabled=true"},
-		"dashboard without metrics":        {[]string{"--set", "grafanaDashboard.enabled=true"}, "grafanaDashboard.enabled=true needs metrics.enabled=true"},
+		"ServiceMonitor without metrics":   {[]string{"--set", "metrics.enabled=false,metrics.serviceMonitor.enabled=true"}, "needs metrics.enabled=true"},
+		"alerts without metrics":           {[]string{"--set", "metrics.enabled=false,prometheusRule.enabled=true"}, "prometheusRule.enabled=true needs metrics.enabled=true"},
+		"dashboard without metrics":        {[]string{"--set", "metrics.enabled=false,grafanaDashboard.enabled=true"}, "grafanaDashboard.enabled=true needs metrics.enabled=true"},
 		"zero configErrorGrace":            {[]string{"--set", "configErrorGrace=0s"}, "configErrorGrace must be more than zero"},
 		"zero configErrorGrace, spelt out": {[]string{"--set", "configErrorGrace=0h0m0.0s"}, "configErrorGrace must be more than zero"},
 	}
@@ -334,6 +352,8 @@ func decodeAll(t *testing.T, ms []manifest) {
 			into = &rbacv1.RoleBinding{}
 		case "Deployment":
 			into = &appsv1.Deployment{}
+		case "Job":
+			into = &batchv1.Job{}
 		case "ConfigMap":
 			into = &corev1.ConfigMap{}
 		case "ServiceMonitor", "PrometheusRule":

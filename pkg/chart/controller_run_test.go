@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -32,7 +30,7 @@ func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
 	ns := env.NewNamespace(t)
 	port := freePort(t)
 
-	ms := render(t, release, ns, "--set", fmt.Sprintf("metrics.enabled=true,probes.enabled=true,metrics.port=%d", port))
+	ms := render(t, release, ns, "--set", fmt.Sprintf("metrics.port=%d", port))
 	newApplier(t, env.Config()).apply(ctx, t, ms, false)
 	var d appsv1.Deployment
 	only(t, ms, "Deployment").into(t, &d)
@@ -54,47 +52,13 @@ func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
 	)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_")
-	logs := &testutil.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("controller log:\n%s", logs.String())
-		}
-	})
+	ctl := start(t, "controller", cmd)
 
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("controller exited before it was ready: %v\n%s", err, logs.String())
-		default:
-		}
-		if code := get(client, base+d.Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Path); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("controller not ready after 60 s (caches not synced?)")
-		}
-		time.Sleep(200 * time.Millisecond)
+	untilProbed(t, ctl, c, c.ReadinessProbe, "ready (caches synced?)", 60*time.Second)
+	if err := probe(c, c.LivenessProbe); err != nil {
+		t.Errorf("liveness: %v", err)
 	}
-	if code := get(client, base+c.LivenessProbe.HTTPGet.Path); code != http.StatusOK {
-		t.Errorf("%s: %d, want 200", c.LivenessProbe.HTTPGet.Path, code)
-	}
-	if code := get(client, base+"/metrics"); code != http.StatusOK {
+	if code := get(&http.Client{Timeout: 2 * time.Second}, fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); code != http.StatusOK {
 		t.Errorf("/metrics: %d, want 200", code)
 	}
 
@@ -111,7 +75,7 @@ func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
 
 	// Give watches a moment to report errors that a synced cache would not show.
 	time.Sleep(time.Second)
-	if log := logs.String(); strings.Contains(strings.ToLower(log), "forbidden") {
+	if log := ctl.logs.String(); strings.Contains(strings.ToLower(log), "forbidden") {
 		t.Errorf("controller hit a Forbidden error with the chart's Role:\n%s", log)
 	}
 }

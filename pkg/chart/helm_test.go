@@ -221,17 +221,36 @@ func parseManifests(t testing.TB, out string) []manifest {
 	return ms
 }
 
-// only returns the one manifest of a kind, failing unless there is exactly one.
+// isHook: helm makes the object only at its hook's event (the uninstall's
+// drain), never at install.
+func (m manifest) isHook() bool {
+	_, ok := m.Obj.GetAnnotations()["helm.sh/hook"]
+	return ok
+}
+
+// only returns the one manifest of a kind that helm installs (no hook), failing
+// unless there is exactly one.
 func only(t testing.TB, ms []manifest, kind string) manifest {
+	t.Helper()
+	return onlyOf(t, ms, kind, false)
+}
+
+// onlyHook returns the one hook manifest of a kind.
+func onlyHook(t testing.TB, ms []manifest, kind string) manifest {
+	t.Helper()
+	return onlyOf(t, ms, kind, true)
+}
+
+func onlyOf(t testing.TB, ms []manifest, kind string, hook bool) manifest {
 	t.Helper()
 	var found []manifest
 	for _, m := range ms {
-		if m.Obj.GetKind() == kind {
+		if m.Obj.GetKind() == kind && m.isHook() == hook {
 			found = append(found, m)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("want exactly one %s, got %d: %v", kind, len(found), kinds(ms))
+		t.Fatalf("want exactly one %s (hook: %v), got %d: %v", kind, hook, len(found), kinds(ms))
 	}
 	return found[0]
 }

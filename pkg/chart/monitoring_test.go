@@ -347,3 +347,26 @@ func TestGithubAnchor(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEAlertSelectorDefault renders the alerts of a release whose full name is
+// not its release name and finds in them the default selector the chart README
+// gives, with its placeholders filled in.
+func TestREADMEAlertSelectorDefault(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(chartDir(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("\\| `prometheusRule.selector` \\| string \\| `\"\"` \\(`([^`]+)`").FindSubmatch(readme)
+	if row == nil {
+		t.Fatal("chart README gives no default for prometheusRule.selector")
+	}
+	ms := render(t, "hfdo", "team-a", monitoringOn...)
+	fullname := only(t, ms, "Deployment").Obj.GetName()
+	if fullname == "hfdo" {
+		t.Fatalf("full name %q equals the release name: the test tells nothing apart", fullname)
+	}
+	want := strings.NewReplacer("<release namespace>", "team-a", "<fullname>", fullname).Replace(string(row[1]))
+	if rule := only(t, ms, "PrometheusRule"); !strings.Contains(string(rule.YAML), "{"+want) {
+		t.Errorf("README's default selector %s (here %s) is not the rendered one:\n%s", row[1], want, rule.YAML)
+	}
+}

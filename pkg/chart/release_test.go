@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -100,7 +101,7 @@ func TestContainerArgs(t *testing.T) {
 			"--ssh-port=22",
 			"--delete-tainted=true",
 			"--config-error-grace=5m",
-			"--metrics-addr=", // metrics and probes off: no listener
+			"--metrics-addr=:8080", // one listener for /metrics and the probes
 		}
 		if !slices.Equal(c.Args, want) {
 			t.Errorf("namespace %s: args = %q, want %q", ns, c.Args, want)
@@ -112,9 +113,15 @@ func TestContainerArgs(t *testing.T) {
 
 	// Probes alone also need the listener; there is one address for everything.
 	var p appsv1.Deployment
-	only(t, render(t, release, "team-a", "--set", "probes.enabled=true"), "Deployment").into(t, &p)
+	only(t, render(t, release, "team-a", "--set", "metrics.enabled=false"), "Deployment").into(t, &p)
 	if args := controller(t, &p).Args; !slices.Contains(args, "--metrics-addr=:8080") || slices.Contains(args, "--metrics-addr=") {
-		t.Errorf("probes.enabled: args %q, want --metrics-addr=:8080 only", args)
+		t.Errorf("probes alone: args %q, want --metrics-addr=:8080 only", args)
+	}
+	// Neither: no listener at all, not the binary's default.
+	var off appsv1.Deployment
+	only(t, render(t, release, "team-a", "--set", "metrics.enabled=false,probes.enabled=false"), "Deployment").into(t, &off)
+	if c := controller(t, &off); !slices.Contains(c.Args, "--metrics-addr=") || len(c.Ports) != 0 || c.LivenessProbe != nil {
+		t.Errorf("metrics and probes off: args %q, ports %v, liveness %v; want --metrics-addr= and no port or probe", c.Args, c.Ports, c.LivenessProbe)
 	}
 
 	var d appsv1.Deployment
@@ -157,9 +164,13 @@ func TestSecurityContextIsRestricted(t *testing.T) {
 		"all values": {"-f", testdata(t, "all-values.yaml")},
 	} {
 		t.Run(name, func(t *testing.T) {
+			ms := render(t, release, "team-a", args...)
 			var d appsv1.Deployment
-			only(t, render(t, release, "team-a", args...), "Deployment").into(t, &d)
+			only(t, ms, "Deployment").into(t, &d)
 			checkRestricted(t, &d.Spec.Template.Spec)
+			var job batchv1.Job
+			onlyHook(t, ms, "Job").into(t, &job)
+			checkRestricted(t, &job.Spec.Template.Spec)
 		})
 	}
 }

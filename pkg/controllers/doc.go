@@ -26,6 +26,10 @@
 //     related re-queues dependents on a write; owner finds an object's VM;
 //     finalizer names wrangler's cleanup finalizers (handler names are API).
 //
+// pkg/drain, the binary's `drain` subcommand (the chart's uninstall hook),
+// empties an installation with the controller stopped: its droplets and
+// keys in DigitalOcean, then finalizer.Ours on every object.
+//
 // The DigitalOcean budget is shared in pkg/digitalocean: one client and one
 // rate limiter per token for all controllers; every call goes through
 // CallContext with a Priority (delete before create, pool, resync, catalog,

@@ -17,6 +17,11 @@ func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Dro
 	})
 }
 
+// ListKeys pages through every SSH key of the account.
+func ListKeys(ctx context.Context, client *godo.Client) ([]godo.Key, error) {
+	return listPages(ctx, 200, raisePriority, client.Keys.List)
+}
+
 // listPages pages through a godo list of perPage items a page. nextPage
 // gives the context of the pages after the first.
 func listPages[T any](ctx context.Context, perPage int, nextPage func(context.Context) context.Context,

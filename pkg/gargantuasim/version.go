@@ -38,7 +38,7 @@ func ParseVersion(s string) (Version, error) {
 	case ok && major == 3 && minor >= 1 && minor <= 3:
 		return V3_3, nil
 	}
-	return 0, fmt.Errorf("unknown Gargantua version %q: want v1.0, v3.0 (v3.0.1-rc0) or v3.1 to v3.3.x", s)
+	return 0, fmt.Errorf("unknown Gargantua version %q: want v1.0, v3.0 (v3.0.1-rc0) or v3.1.0 to v3.3.x", s)
 }
 
 // majorMinor reads "v3.0.1-rc0" as 3, 0.

@@ -144,7 +144,7 @@ func describeGargantua(v gargantuasim.Version) string {
 		return "playing Gargantua v3.0 (v3.0.1-rc0): a scheduled event's VM set of static VMs, made before any user;\n" +
 			"a session binds a free one, and once ended the provisioner deletes it and the set makes a replacement"
 	default:
-		return "playing Gargantua " + v.String() + " (v3.1 to v3.3.x): a scheduled event's VM set of static VMs, made before any user;\n" +
+		return "playing Gargantua " + v.String() + " (v3.1.0 to v3.3.x): a scheduled event's VM set of static VMs, made before any user;\n" +
 			"a session binds a free one, and once ended Gargantua and the provisioner delete it and the set makes a replacement"
 	}
 }

@@ -30,6 +30,39 @@ Name of the metrics Service (kept under 63 characters).
 {{- end -}}
 
 {{/*
+Name of the uninstall hook's objects: its Job, ServiceAccount, Role and RoleBinding.
+*/}}
+{{- define "hf-provisioner-digitalocean.drainName" -}}
+{{- printf "%s-drain" (include "hf-provisioner-digitalocean.fullname" . | trunc 57 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/*
+Labels of the uninstall hook's objects and pod. Its pod must not match the
+Deployment's selector (the drain waits for those pods to be gone) nor the
+metrics Service's, hence a name of its own.
+*/}}
+{{- define "hf-provisioner-digitalocean.drainLabels" -}}
+helm.sh/chart: {{ include "hf-provisioner-digitalocean.chart" . }}
+app.kubernetes.io/name: {{ printf "%s-drain" (include "hf-provisioner-digitalocean.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: drain
+app.kubernetes.io/part-of: hobbyfarm
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/*
+Annotations that make an object part of the pre-delete hook: made at
+`helm uninstall`, before anything else goes, and deleted once the hook
+succeeded (a failed hook's Job stays, for its log). weight orders them.
+*/}}
+{{- define "hf-provisioner-digitalocean.drainHook" -}}
+helm.sh/hook: pre-delete
+helm.sh/hook-weight: {{ .weight | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/*
 Name of the Grafana dashboard ConfigMap (kept under 63 characters).
 */}}
 {{- define "hf-provisioner-digitalocean.dashboardName" -}}

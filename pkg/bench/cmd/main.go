@@ -48,7 +48,7 @@ func run() int {
 		"Environment ready_check values, comma-separated, each run for every N, mode and path: ssh, cloud-init, none, or default (unset: ssh); empty is default only")
 	sshDelay := flag.Duration("ssh-delay", 0, "simulated time the fake's sshd takes to come up after a droplet turns active")
 	gargantuaVersion := flag.String("gargantua-version", "v3.0",
-		"the Gargantua the vmset path plays: v3.0 (v3.0.1-rc0) or v3.3 (v3.1-v3.3.x); v1.0, the go.mod version, labels no VM set VM for a provisioner")
+		"the Gargantua the vmset path plays: v3.0 (v3.0.1-rc0) or v3.3 (v3.1.0 to v3.3.x); v1.0, the go.mod version, labels no VM set VM for a provisioner")
 	reachability := flag.Bool("reachability", false,
 		"compare ready_check none with ssh (the reachability check's cost); unless given, also -n 100 -modes ours -hold 0 -probes 2")
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")

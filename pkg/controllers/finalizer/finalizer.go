@@ -6,6 +6,7 @@ package finalizer
 
 import (
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,3 +20,11 @@ func Of(handler string) string { return "wrangler.cattle.io/" + handler }
 func Has(obj metav1.Object, handler string) bool {
 	return slices.Contains(obj.GetFinalizers(), Of(handler))
 }
+
+// HandlerPrefix starts the name of every handler of this provisioner.
+const HandlerPrefix = "hf-provisioner-digitalocean"
+
+// Ours reports a finalizer that one of this provisioner's remove handlers
+// keeps (and no one else's, Gargantua's finalizer.hobbyfarm.io/vmset least
+// of all): what an uninstall releases once nothing is left to clean up.
+func Ours(f string) bool { return strings.HasPrefix(f, Of(HandlerPrefix)) }

@@ -233,29 +233,40 @@ func (s *sweeper) keyMayBeInFlight(k godo.Key) bool {
 	return err == nil && (obj.Status.KeyID == 0 || obj.Status.KeyID == k.ID)
 }
 
-// tokens are every token this installation may have used: those of its
-// Droplets and Keys, and those its DigitalOcean Environments name. Keyed by hash.
+// tokens are every token this installation may have used (see Tokens).
 func (s *sweeper) tokens() map[string]string {
+	var refs []v1alpha1.SecretKeyRef
+	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
+		for _, d := range droplets {
+			refs = append(refs, d.Spec.TokenSecretRef)
+		}
+	}
+	envs, _ := s.envs.List(s.opts.Namespace, labels.Everything())
+	return Tokens(refs, envs, func(ref v1alpha1.SecretKeyRef) (string, error) {
+		return digitalocean.ReadToken(s.secrets, s.opts.Namespace, ref)
+	})
+}
+
+// Tokens are the tokens that refs name and that DigitalOcean Environments
+// name (plain or by Secret), keyed by hash; read reads a ref's token, and
+// one it cannot read is left out.
+func Tokens(refs []v1alpha1.SecretKeyRef, envs []*hfv1.Environment, read func(v1alpha1.SecretKeyRef) (string, error)) map[string]string {
 	out := map[string]string{}
 	add := func(ref v1alpha1.SecretKeyRef) {
-		if token, err := digitalocean.ReadToken(s.secrets, s.opts.Namespace, ref); err == nil {
+		if token, err := read(ref); err == nil {
 			out[digitalocean.TokenHash(token)] = token
 		}
 	}
-	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
-		for _, d := range droplets {
-			add(d.Spec.TokenSecretRef)
-		}
+	for _, ref := range refs {
+		add(ref)
 	}
-	if envs, err := s.envs.List(s.opts.Namespace, labels.Everything()); err == nil {
-		for _, env := range envs {
-			for _, settings := range envSettings(env) {
-				if t := strings.TrimSpace(settings[config.KeyToken]); t != "" {
-					out[digitalocean.TokenHash(t)] = t
-				}
-				if name := strings.TrimSpace(settings[config.KeyTokenSecret]); name != "" {
-					add(v1alpha1.SecretKeyRef{Name: name, Key: config.TokenSecretKey})
-				}
+	for _, env := range envs {
+		for _, settings := range envSettings(env) {
+			if t := strings.TrimSpace(settings[config.KeyToken]); t != "" {
+				out[digitalocean.TokenHash(t)] = t
+			}
+			if name := strings.TrimSpace(settings[config.KeyTokenSecret]); name != "" {
+				add(v1alpha1.SecretKeyRef{Name: name, Key: config.TokenSecretKey})
 			}
 		}
 	}
