@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 )
@@ -16,7 +17,7 @@ func buildController(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hf-provisioner-digitalocean")
 	cmd := exec.Command(goBin(), "build", "-o", bin, "github.com/hobbyfarm/hf-provisioner-digitalocean")
-	cmd.Env = append(filteredEnv("CGO_ENABLED="), "CGO_ENABLED=0")
+	cmd.Env = append(image.EnvironWithout("CGO_ENABLED="), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

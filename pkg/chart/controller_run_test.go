@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,7 +52,7 @@ func TestControllerRunsWithTheChartsPermissions(t *testing.T) {
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", port),
 	)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_")
+	cmd.Env = image.EnvironWithout("KUBECONFIG=", "HF_", "DIGITALOCEAN_")
 	ctl := start(t, "controller", cmd)
 
 	untilProbed(t, ctl, c, c.ReadinessProbe, "ready (caches synced?)", 60*time.Second)

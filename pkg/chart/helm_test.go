@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -116,7 +117,7 @@ func runHelm(t testing.TB, args ...string) (stdout, stderr string, err error) {
 	bin := helmBin(t)
 	home := t.TempDir()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(filteredEnv("KUBECONFIG", "HELM_"),
+	cmd.Env = append(image.EnvironWithout("KUBECONFIG", "HELM_"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_DATA_HOME="+filepath.Join(home, "data"),
@@ -126,21 +127,6 @@ func runHelm(t testing.TB, args ...string) (stdout, stderr string, err error) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err
-}
-
-// filteredEnv is the process environment without variables starting with any prefix.
-func filteredEnv(prefixes ...string) []string {
-	var env []string
-next:
-	for _, kv := range os.Environ() {
-		for _, p := range prefixes {
-			if strings.HasPrefix(kv, p) {
-				continue next
-			}
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // mustHelm runs helm and fails the test on error, showing its stderr.

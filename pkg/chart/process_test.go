@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -30,7 +31,7 @@ func execAsPod(hostname string) {
 		fmt.Fprintln(os.Stderr, "sethostname:", err)
 		os.Exit(127)
 	}
-	env := filteredEnv(podHostnameEnv + "=")
+	env := image.EnvironWithout(podHostnameEnv + "=")
 	err := syscall.Exec(os.Args[1], os.Args[1:], env)
 	fmt.Fprintln(os.Stderr, "exec:", err)
 	os.Exit(127)
@@ -41,7 +42,7 @@ func execAsPod(hostname string) {
 // hostname, so two replicas on one machine need two. It needs root.
 func podCommand(pod, bin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
-	cmd.Env = append(filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_", "CATTLE_"), podHostnameEnv+"="+pod)
+	cmd.Env = append(image.EnvironWithout("KUBECONFIG=", "HF_", "DIGITALOCEAN_", "CATTLE_"), podHostnameEnv+"="+pod)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUTS}
 	return cmd
 }

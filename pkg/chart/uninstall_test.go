@@ -21,6 +21,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -203,7 +204,7 @@ func startPod(t *testing.T, name, bin, ns string, pod corev1.PodSpec, env *teste
 	}
 	args := append(slices.Clone(pod.Containers[0].Args), "--kubeconfig="+writeTokenKubeconfig(t, saCfg))
 	cmd := exec.Command(bin, append(args, extra...)...)
-	cmd.Env = append(filteredEnv("KUBECONFIG=", "HF_", "DIGITALOCEAN_", "CATTLE_"),
+	cmd.Env = append(image.EnvironWithout("KUBECONFIG=", "HF_", "DIGITALOCEAN_", "CATTLE_"),
 		"CATTLE_ELECTION_LEASE_DURATION=4s", "CATTLE_ELECTION_RENEW_DEADLINE=3s", "CATTLE_ELECTION_RETRY_PERIOD=500ms")
 	return start(t, name, cmd)
 }

@@ -31,7 +31,7 @@ func GoBuild(ctx context.Context, o Options, p v1.Platform) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -X main.Version="+o.Version, "-o", out, ".")
 	cmd.Dir = o.SourceDir
-	cmd.Env = append(environWithout("GOFLAGS=", "GOOS=", "GOARCH=", "GOARM=", "GOAMD64=", "GOARM64=", "CGO_ENABLED="),
+	cmd.Env = append(EnvironWithout("GOFLAGS=", "GOOS=", "GOARCH=", "GOARM=", "GOAMD64=", "GOARM64=", "CGO_ENABLED="),
 		"GOFLAGS=", "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOAMD64=v1", "GOARM64=v8.0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build for %s/%s: %v\n%s", p.OS, p.Architecture, err, msg)
@@ -39,7 +39,9 @@ func GoBuild(ctx context.Context, o Options, p v1.Platform) ([]byte, error) {
 	return os.ReadFile(out)
 }
 
-func environWithout(prefixes ...string) []string {
+// EnvironWithout is the process environment without the variables starting
+// with any of prefixes, for a child process that must not inherit them.
+func EnvironWithout(prefixes ...string) []string {
 	var env []string
 next:
 	for _, kv := range os.Environ() {
