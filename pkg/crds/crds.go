@@ -51,13 +51,25 @@ var autoColumns = []apiextv1.CustomResourceColumnDefinition{
 	{Name: "Refill s", Type: "integer", JSONPath: ".status.auto.refillSeconds", Priority: 1},
 }
 
-func definitions() []crd.CRD {
+func definitions() ([]crd.CRD, error) {
 	// Spelled out rather than taken from the generated register code, so that
 	// codegen still builds when that code is missing.
 	gv := "provisioning.hobbyfarm.io/v1alpha1"
+	dropletSchema, err := schemaOf("Droplet", v1alpha1.Droplet{})
+	if err != nil {
+		return nil, err
+	}
+	keySchema, err := schemaOf("Key", v1alpha1.Key{})
+	if err != nil {
+		return nil, err
+	}
+	poolSchema, err := schemaOf("WarmPool", v1alpha1.WarmPool{})
+	if err != nil {
+		return nil, err
+	}
 	return []crd.CRD{
 		crd.NamespacedType("Droplet."+gv).
-			WithSchemaFromStruct(v1alpha1.Droplet{}).
+			WithSchema(dropletSchema).
 			WithStatus().
 			WithShortNames("do-droplet", "do-droplets").
 			WithCategories("hobbyfarm").
@@ -71,7 +83,7 @@ func definitions() []crd.CRD {
 			WithCustomColumn(messageColumn).
 			WithCustomColumn(priceColumns...),
 		crd.NamespacedType("Key."+gv).
-			WithSchemaFromStruct(v1alpha1.Key{}).
+			WithSchema(keySchema).
 			WithStatus().
 			WithShortNames("do-key", "do-keys").
 			WithCategories("hobbyfarm").
@@ -81,7 +93,7 @@ func definitions() []crd.CRD {
 			WithCustomColumn(ageColumn).
 			WithCustomColumn(messageColumn),
 		crd.NamespacedType("WarmPool."+gv).
-			WithSchemaFromStruct(v1alpha1.WarmPool{}).
+			WithSchema(poolSchema).
 			WithStatus().
 			WithShortNames("do-warmpool", "do-warmpools").
 			WithCategories("hobbyfarm").
@@ -93,13 +105,17 @@ func definitions() []crd.CRD {
 			WithCustomColumn(intColumn("Claims", ".status.claims")).
 			WithCustomColumn(autoColumns...).
 			WithCustomColumn(ageColumn),
-	}
+	}, nil
 }
 
 // Objects returns the CRDs as API objects.
 func Objects() ([]*apiextv1.CustomResourceDefinition, error) {
+	defs, err := definitions()
+	if err != nil {
+		return nil, err
+	}
 	var out []*apiextv1.CustomResourceDefinition
-	for _, def := range definitions() {
+	for _, def := range defs {
 		obj, err := def.ToCustomResourceDefinition()
 		if err != nil {
 			return nil, err
@@ -125,7 +141,11 @@ func Install(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	return factory.BatchCreateCRDs(ctx, definitions()...).BatchWait()
+	defs, err := definitions()
+	if err != nil {
+		return err
+	}
+	return factory.BatchCreateCRDs(ctx, defs...).BatchWait()
 }
 
 // WriteYAML writes one manifest per CRD into dir, as the Helm chart ships them.

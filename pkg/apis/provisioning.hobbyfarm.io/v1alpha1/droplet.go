@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // KnownDropletAnnotation on a VM holds the ID of the droplet an earlier
@@ -55,6 +56,23 @@ type DropletSpec struct {
 	// ClaimedDropletID is the pool member's droplet a VM took: it is
 	// adopted, never created.
 	ClaimedDropletID int `json:"claimedDropletID,omitempty"`
+	// AdoptedDropletID is a droplet this controller did not create (the
+	// original alpha provisioner's) that the VM keeps: it is taken over by
+	// its ID, never created or replaced, and deleted with the VM.
+	AdoptedDropletID int `json:"adoptedDropletID,omitempty"`
+
+	AlphaDropletSpec `json:",inline"`
+}
+
+// AlphaDropletSpec is what the original alpha provisioner kept in a
+// Droplet's spec. Kept (unpruned) so that an upgrade loses nothing of its
+// record; this controller only reads it. Deprecated: never set by this
+// controller.
+type AlphaDropletSpec struct {
+	// Machine is the alpha's name of the VM; set only on the alpha's objects.
+	Machine string `json:"machine,omitempty"`
+	// Request is the alpha's create request (godo's DropletCreateRequest).
+	Request *runtime.RawExtension `json:"droplet,omitempty"`
 }
 
 // Readiness is how the controller checks that a user's terminal will open.
@@ -129,4 +147,13 @@ type DropletStatus struct {
 	// Claim, on a pool member, is the VM that took it. Set by one
 	// conditional write, so two VMs never take the same member.
 	Claim *ClaimRef `json:"claim,omitempty"`
+
+	AlphaDropletStatus `json:",inline"`
+}
+
+// AlphaDropletStatus is what the alpha kept in a Droplet's status: the
+// droplet as DigitalOcean returned it, its ID among it. Deprecated: read only.
+type AlphaDropletStatus struct {
+	Droplet *runtime.RawExtension `json:"droplet,omitempty"`
+	Retries int                   `json:"retries,omitempty"`
 }

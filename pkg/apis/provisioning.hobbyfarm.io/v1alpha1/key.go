@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // +genclient
@@ -25,6 +26,23 @@ type KeySpec struct {
 	PublicKeySecretRef SecretKeyRef `json:"publicKeySecretRef"`
 	// TokenSecretRef names the Secret key that holds the DigitalOcean API token.
 	TokenSecretRef SecretKeyRef `json:"tokenSecretRef,omitempty"`
+	// AdoptedKeyID is a DigitalOcean key this controller did not create (the
+	// original alpha provisioner's) that the VM's droplet was made with: it
+	// is taken over by its ID, never created, and deleted with the VM.
+	AdoptedKeyID int `json:"adoptedKeyID,omitempty"`
+
+	AlphaKeySpec `json:",inline"`
+}
+
+// AlphaKeySpec is what the original alpha provisioner kept in a Key's spec.
+// Deprecated: read only, kept unpruned so that an upgrade loses nothing.
+type AlphaKeySpec struct {
+	// Machine is the alpha's name of the VM; set only on the alpha's objects.
+	Machine string `json:"machine,omitempty"`
+	// Secret is the alpha's key-pair Secret.
+	Secret string `json:"secret,omitempty"`
+	// Request is the alpha's create request (godo's KeyCreateRequest).
+	Request *runtime.RawExtension `json:"key,omitempty"`
 }
 
 // KeyStatus mirrors what DigitalOcean reports for the key.
@@ -42,4 +60,13 @@ type KeyStatus struct {
 	State string `json:"state,omitempty"`
 	// Message says more about State.
 	Message string `json:"message,omitempty"`
+
+	AlphaKeyStatus `json:",inline"`
+}
+
+// AlphaKeyStatus is what the alpha kept in a Key's status: the key as
+// DigitalOcean returned it, its ID among it. Deprecated: read only.
+type AlphaKeyStatus struct {
+	Key     *runtime.RawExtension `json:"key,omitempty"`
+	Retries int                   `json:"retries,omitempty"`
 }
