@@ -10,6 +10,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/environment"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/takeover"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
@@ -222,6 +223,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		SSHPort: opts.SSHPort},
 		clients, droplets, keys, secrets, vms, recorder)
 	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
+	takeover.Register(ctx, opts.Namespace, clients, droplets, keys, vms, envs.Cache(), secrets.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
 	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder, verdicts)
 	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID, SurplusIdle: opts.WarmPoolSurplusIdle}, envs, templates,

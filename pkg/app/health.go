@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,6 +39,9 @@ func countByStatus(cache provcontrollers.DropletCache) func() map[string]int {
 			return out
 		}
 		for _, d := range all {
+			if alpha.IsDroplet(d) {
+				continue // the original provisioner's record: a Droplet of ours counts its droplet
+			}
 			status := d.Status.Status
 			if status == "" {
 				status = "pending"

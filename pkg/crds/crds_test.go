@@ -140,3 +140,37 @@ func TestInstallKeepsPrinterColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestAlphaRecordsAreKeptUnpruned: replacing the original provisioner's
+// CRDs with these must not prune the records its droplets and keys are
+// taken over by.
+func TestAlphaRecordsAreKeptUnpruned(t *testing.T) {
+	objs, err := crds.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string][][]string{
+		"droplets.provisioning.hobbyfarm.io": {{"spec", "droplet"}, {"status", "droplet"}, {"spec", "machine"}, {"status", "retries"}},
+		"keys.provisioning.hobbyfarm.io":     {{"spec", "key"}, {"status", "key"}, {"spec", "machine"}, {"spec", "secret"}, {"status", "retries"}},
+	}
+	for _, crd := range objs {
+		for _, path := range kept[crd.Name] {
+			props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+			for _, name := range path {
+				p, ok := props.Properties[name]
+				if !ok {
+					t.Fatalf("%s: the schema lacks %v, so the apiserver would prune the original provisioner's record", crd.Name, path)
+				}
+				props = &p
+			}
+			if props.Type == "object" && (props.XPreserveUnknownFields == nil || !*props.XPreserveUnknownFields) {
+				t.Errorf("%s: %v is an object without x-kubernetes-preserve-unknown-fields: its contents would be pruned", crd.Name, path)
+			}
+		}
+		if crd.Name == "warmpools.provisioning.hobbyfarm.io" {
+			if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["droplet"].Properties["adoptedDropletID"]; ok {
+				t.Error("a warm pool's droplet template offers adoptedDropletID, which means nothing there")
+			}
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -96,7 +98,9 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	}
 	// The remove handler first, so that sync gets the Droplet its finalizer
 	// write returned and can create the droplet in the same pass.
-	droplets.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+	// The original alpha provisioner's Droplets are the takeover's to
+	// clean up (see package takeover).
+	finalizer.RegisterCleanup(ctx, droplets, CleanupHandlerName, h.cleanup, alpha.IsDroplet)
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())
 

@@ -29,13 +29,14 @@ func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
 	uid := vmUID(d)
 	createdID, createdHere := h.mem.createdID(d)
 	answered := createdHere || (v1alpha1.Created.IsTrue(d) && d.Status.DropletID != 0)
-	if uid != "" && d.Status.CreateBatch == "" && !answered && !isClaimed(d) {
+	if uid != "" && d.Status.CreateBatch == "" && !answered && !takenOver(d) {
 		t.tag = digitalocean.VMTag(uid)
 	}
 	t.add(d.Status.DropletID)
 	if isClaimed(d) {
 		t.add(d.Spec.ClaimedDropletID)
 	}
+	t.add(d.Spec.AdoptedDropletID)
 	t.add(createdID)
 	t.add(knownDropletID(h.vmOf(d)))
 	return t

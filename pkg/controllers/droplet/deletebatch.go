@@ -309,7 +309,7 @@ func (h *handler) dropletHolders() (map[int][]*v1alpha1.Droplet, error) {
 		if d.DeletionTimestamp != nil {
 			continue
 		}
-		for _, id := range []int{d.Status.DropletID, d.Spec.ClaimedDropletID} {
+		for _, id := range []int{d.Status.DropletID, d.Spec.ClaimedDropletID, d.Spec.AdoptedDropletID} {
 			if id != 0 {
 				out[id] = append(out[id], d)
 			}

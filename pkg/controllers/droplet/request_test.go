@@ -20,6 +20,8 @@ var notRequestSettings = map[string]string{
 	"Readiness":        "checked here after DigitalOcean says active; never sent",
 	"Pool":             "marks a warm pool member for the controllers; its tags say so to DigitalOcean",
 	"ClaimedDropletID": "a pool droplet taken over, never created",
+	"AdoptedDropletID": "the original provisioner's droplet taken over, never created",
+	"AlphaDropletSpec": "the original provisioner's record, only read",
 }
 
 // TestEverySpecSettingReachesBothCreateRequests gives every DropletSpec
@@ -75,6 +77,11 @@ func fillDistinct(t *testing.T, v reflect.Value, next *int) {
 		v.SetBool(true)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(int64(*next))
+	case reflect.Uint8:
+		v.SetUint(uint64(*next % 256))
+	case reflect.Interface:
+		// A RawExtension's decoded Object: its Raw bytes carry the value.
+		return
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
 		fillDistinct(t, v.Index(0), next)

@@ -57,6 +57,10 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 			ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
 			defer cancel()
 			requeue, err = h.adoptClaimed(ctx, client, d)
+		} else if d.Spec.AdoptedDropletID != 0 {
+			ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
+			defer cancel()
+			requeue, err = h.adoptAlpha(ctx, client, d)
 		} else {
 			ctx, cancel := digitalocean.CallContext(h.ctx, createPriority(d))
 			defer cancel()

@@ -5,10 +5,13 @@
 package finalizer
 
 import (
+	"context"
 	"slices"
 	"strings"
 
+	"github.com/rancher/wrangler/v3/pkg/generic"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Of is the finalizer of wrangler's remove handler named handler (wrangler
@@ -28,3 +31,25 @@ const HandlerPrefix = "hf-provisioner-digitalocean"
 // keeps (and no one else's, Gargantua's finalizer.hobbyfarm.io/vmset least
 // of all): what an uninstall releases once nothing is left to clean up.
 func Ours(f string) bool { return strings.HasPrefix(f, Of(HandlerPrefix)) }
+
+// Registrar is what RegisterCleanup needs of a generated controller.
+type Registrar interface {
+	AddGenericHandler(ctx context.Context, name string, handler generic.Handler)
+	Updater() generic.Updater
+}
+
+// RegisterCleanup registers cleanup as wrangler's OnRemove does (the same
+// handler name, so the same finalizer), except that objects foreign
+// reports are never given the finalizer: someone else's objects, which the
+// handler must not hold up. One that has it already is handled as usual.
+func RegisterCleanup[T generic.RuntimeMetaObject](ctx context.Context, c Registrar, name string, cleanup generic.ObjectHandler[T], foreign func(T) bool) {
+	remove := generic.NewRemoveHandler(name, c.Updater(), generic.FromObjectHandlerToHandler(cleanup))
+	c.AddGenericHandler(ctx, name, func(key string, obj runtime.Object) (runtime.Object, error) {
+		if t, ok := obj.(T); ok && foreign(t) {
+			if !Has(t, name) {
+				return obj, nil
+			}
+		}
+		return remove(key, obj)
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
@@ -66,7 +67,9 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 		recorder: recorder, backoff: digitalocean.NewBackoff()}
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
-	keys.OnRemove(ctx, CleanupHandlerName, h.cleanup)
+	// The original alpha provisioner's Keys are the takeover's to clean up
+	// (see package takeover).
+	finalizer.RegisterCleanup(ctx, keys, CleanupHandlerName, h.cleanup, alpha.IsKey)
 	keys.OnChange(ctx, HandlerName, h.sync)
 
 	// A Droplet's own Key is retired once its droplet exists, and
@@ -94,7 +97,7 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 }
 
 func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
-	if k == nil || k.DeletionTimestamp != nil {
+	if k == nil || k.DeletionTimestamp != nil || alpha.IsKey(k) {
 		return k, nil
 	}
 	d := h.ownDroplet(k)
@@ -105,6 +108,15 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		return h.finish(orig, k, h.retire(k, d.Status.DropletID))
 	case k.Status.KeyID != 0, retired(k) && !awaitsCreate(d):
 		return k, nil
+	case k.Spec.AdoptedKeyID != 0:
+		// Made by the original provisioner: never registered again.
+		if v1alpha1.Created.IsTrue(k) {
+			return k, nil
+		}
+		orig := k
+		k = k.DeepCopy()
+		h.adopt(k)
+		return h.finish(orig, k, 0)
 	}
 	if !finalizer.Has(k, CleanupHandlerName) {
 		// Made without it (the VM controller makes it with the finalizer on),
@@ -225,6 +237,9 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	defer cancel()
 	if k.Status.KeyID != 0 {
 		_, err = client.Keys.DeleteByID(ctx, k.Status.KeyID)
+	} else if k.Spec.AdoptedKeyID != 0 {
+		// Taken over but not yet recorded: the alpha's key, by its ID.
+		_, err = client.Keys.DeleteByID(ctx, k.Spec.AdoptedKeyID)
 	} else if _, fingerprint, ferr := h.publicKey(k); ferr == nil {
 		_, err = client.Keys.DeleteByFingerprint(ctx, fingerprint)
 	}

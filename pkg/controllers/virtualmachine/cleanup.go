@@ -8,6 +8,7 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -53,7 +54,7 @@ func (h *handler) cleanUp(key string) (time.Duration, error) {
 	} else if err != nil {
 		return noRecheck, err
 	}
-	if vm.DeletionTimestamp == nil || !hasCleanupFinalizer(vm) {
+	if vm.DeletionTimestamp == nil || !(hasCleanupFinalizer(vm) || hasAlphaFinalizer(vm)) {
 		return noRecheck, nil
 	}
 	pending, err := h.deleteChildren(vm)
@@ -132,7 +133,11 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 		}
 	}
 	released := vm.DeepCopy()
-	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool { return f == finalizer.Of(CleanupHandlerName) })
+	// The original provisioner's finalizer goes too: the cleanup covered
+	// what it made (its Droplet and Key objects are among the children).
+	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool {
+		return f == finalizer.Of(CleanupHandlerName) || f == alpha.VMFinalizer
+	})
 	// Sent from the cached VM's resourceVersion: a stale copy conflicts and
 	// is tried again, never writes old finalizers back.
 	_, err := h.updateWithOwnSpec(released)
@@ -230,7 +235,7 @@ func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 		}
 		return k, "its SSH key", nil
 	}
-	return []child{{
+	return append([]child{{
 		cached: func() (metav1.Object, string, error) { return describeDroplet(h.droplets.Cache().Get(ns, name)) },
 		get: func() (metav1.Object, string, error) {
 			return describeDroplet(h.droplets.Get(ns, name, metav1.GetOptions{}))
@@ -248,7 +253,7 @@ func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 			return err
 		},
 		delete: func() error { return h.keys.Delete(ns, name, nil) },
-	}}
+	}}, h.alphaChildren(vm)...)
 }
 
 // deleteSent: this process deleted obj already, though the cache may not

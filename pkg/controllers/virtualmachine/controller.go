@@ -4,10 +4,12 @@ package virtualmachine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -120,6 +122,12 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 		if !ok || vm == nil {
 			return obj, nil
 		}
+		if vm.DeletionTimestamp != nil && !hasCleanupFinalizer(vm) && hasAlphaFinalizer(vm) {
+			// Deleted before this controller ever saw it, with the original
+			// provisioner's finalizer on: the cleanup covers what it made.
+			h.cleanups.add(key)
+			return obj, nil
+		}
 		if !Eligible(vm) && !hasCleanupFinalizer(vm) {
 			return obj, nil
 		}
@@ -132,6 +140,10 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 
 func hasCleanupFinalizer(vm *hfv1.VirtualMachine) bool {
 	return finalizer.Has(vm, CleanupHandlerName)
+}
+
+func hasAlphaFinalizer(vm *hfv1.VirtualMachine) bool {
+	return slices.Contains(vm.Finalizers, alpha.VMFinalizer)
 }
 
 // retrySoon is how long to wait for a just-applied object to reach the cache.

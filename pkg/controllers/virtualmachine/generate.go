@@ -35,6 +35,9 @@ func (h *handler) generate(vm *hfv1.VirtualMachine, status hfv1.VirtualMachineSt
 	}
 
 	cfg, settings, cfgErr := h.resolve(vm)
+	if a := h.alphaOf(vm); takesOver(a, existing) {
+		return h.generateTakenOver(vm, status, existing, a, cfg, settings, cfgErr)
+	}
 	var keyType sshkey.Type // unknown while the config is invalid: no pair is made then
 	if cfg != nil {
 		keyType = cfg.SSHKeyType
@@ -194,8 +197,14 @@ func (h *handler) checkKeyPair(vm *hfv1.VirtualMachine, secret *corev1.Secret) *
 	if err != nil || !ownedBy(k, vm) || k.Status.Fingerprint == "" {
 		return nil
 	}
+	return keyPairMismatch(secret, k.Status.Fingerprint)
+}
+
+// keyPairMismatch reports secret when it does not hold the key with
+// fingerprint, which the droplet was created with.
+func keyPairMismatch(secret *corev1.Secret, registered string) *keyPairProblem {
 	fingerprint, err := sshkey.Fingerprint(string(secret.Data[sshkey.PublicKeyField]))
-	if err == nil && fingerprint == k.Status.Fingerprint {
+	if err == nil && fingerprint == registered {
 		return nil
 	}
 	held := "no valid public key"
@@ -204,7 +213,7 @@ func (h *handler) checkKeyPair(vm *hfv1.VirtualMachine, secret *corev1.Secret) *
 	}
 	return &keyPairProblem{reason: "KeySecretMismatch", message: fmt.Sprintf(
 		"the SSH key Secret %q holds %s, not the key %s the droplet was created with, which it accepts: "+
-			"restore the original Secret from a backup, or delete the VM to get a new one", secret.Name, held, k.Status.Fingerprint)}
+			"restore the original Secret from a backup, or delete the VM to get a new one", secret.Name, held, registered)}
 }
 
 // ownedBy: a Droplet or Key of the same name may be a deleted VM's, still terminating.

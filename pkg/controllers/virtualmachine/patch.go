@@ -137,7 +137,11 @@ func (h *handler) updateWithOwnSpec(obj runtime.Object) (runtime.Object, error) 
 	if vm.DeletionTimestamp == nil {
 		cfg, _, _ := h.resolve(vm)
 		existing, _ := h.droplets.Cache().Get(vm.Namespace, vm.Name)
-		if spec := ownSpec(vm, secretNameFor(vm, usesSharedKey(vm, cfg, existing)), cfg); len(spec) > 0 {
+		secret := secretNameFor(vm, usesSharedKey(vm, cfg, existing))
+		if a := h.alphaOf(vm); takesOver(a, existing) {
+			secret = a.secret
+		}
+		if spec := ownSpec(vm, secret, cfg); len(spec) > 0 {
 			body["spec"] = spec
 		}
 	}

@@ -60,6 +60,16 @@ func registerWatches(ctx context.Context,
 	related.OnChange(droplets.Informer(), viewOfDroplet, vms.Enqueue)
 	related.OnWrite(keys.Informer(), vms.Enqueue)
 
+	// The original provisioner's Droplet and Key name their VM in
+	// spec.machine (their own names end in -droplet and -droplet-key).
+	relatedresource.Watch(ctx, "vm-from-alpha-objects", func(namespace, name string, obj runtime.Object) ([]relatedresource.Key, error) {
+		vm := alphaObjectVM(name, obj)
+		if vm == "" {
+			return nil, nil
+		}
+		return []relatedresource.Key{relatedresource.NewKey(namespace, vm)}, nil
+	}, vms, droplets, keys)
+
 	// The key-pair Secret, also when it is deleted or restored by hand (a
 	// restored copy may lack what apply's own watch goes by).
 	relatedresource.Watch(ctx, "vm-from-key-secret", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {

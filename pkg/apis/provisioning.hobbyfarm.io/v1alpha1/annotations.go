@@ -49,7 +49,7 @@ func MayExistInDigitalOcean(d *Droplet) bool {
 
 // NeverSent: no create was ever sent for d.
 func NeverSent(d *Droplet) bool {
-	if d.Status.DropletID != 0 {
+	if d.Status.DropletID != 0 || d.Spec.AdoptedDropletID != 0 {
 		return false
 	}
 	switch Created.GetReason(d) {
