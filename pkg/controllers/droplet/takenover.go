@@ -3,6 +3,7 @@ package droplet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -27,6 +28,11 @@ func (h *handler) adoptAlpha(ctx context.Context, client *godo.Client, d *v1alph
 	if digitalocean.IsNotFound(err) {
 		return 0, h.fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
 			"droplet %d, made by the original provisioner, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id))
+	}
+	if err == nil && !slices.Contains(found.Tags, h.opts.InstallationTag) {
+		// With this installation's tag it is in the lists every droplet of
+		// ours is read from, and the uninstall's drain deletes it.
+		err = digitalocean.TagDroplets(ctx, client, h.opts.InstallationTag, []int{id})
 	}
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil

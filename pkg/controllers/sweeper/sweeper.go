@@ -148,7 +148,8 @@ type records struct {
 }
 
 // recorded reads every droplet ID on record for a VM: a Droplet's
-// status.dropletID and spec.claimedDropletID (for the VM its tags name),
+// status.dropletID, spec.claimedDropletID and spec.adoptedDropletID (for
+// the VM its tags name),
 // and a VM's known-droplet annotation.
 func (s *sweeper) recorded() records {
 	r := records{byID: map[int][]string{}, byBatchName: map[string]string{}}
@@ -157,6 +158,7 @@ func (s *sweeper) recorded() records {
 			uid := digitalocean.VMUIDFromTags(d.Spec.Tags)
 			r.hold(d.Status.DropletID, uid)
 			r.hold(d.Spec.ClaimedDropletID, uid)
+			r.hold(d.Spec.AdoptedDropletID, uid)
 			if d.Status.CreateBatch != "" {
 				r.byBatchName[d.Status.CreateBatch+"/"+d.Spec.Name] = uid
 			}
