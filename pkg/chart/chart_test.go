@@ -254,8 +254,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"replicas not a number", []string{"--set", "replicas=abc"}, []string{"/replicas", "want integer"}},
 		{"workers a string", []string{"-f", writeValues("workers.yaml", `workers: "x"`)}, []string{"/workers", "want integer"}},
 		{"workers zero", []string{"--set", "workers=0"}, []string{"/workers", "minimum"}},
-		{"unknown top-level key", []string{"--set", "replicaCount=2"}, []string{"additional properties 'replicaCount' not allowed"}},
+		{"unknown top-level key", []string{"--set", "replicaCont=2"}, []string{"additional properties 'replicaCont' not allowed"}},
 		{"unknown nested key", []string{"--set", "image.tagg=1"}, []string{"/image", "additional properties 'tagg' not allowed"}},
+		// serviceAccount admits the alpha's create and name (refused by the template), nothing else.
+		{"serviceAccount typo", []string{"--set", "serviceAccount.annotation.a=b"}, []string{"/serviceAccount", "'annotation' not allowed"}},
 		{"unknown key in a file", []string{"-f", writeValues("typo.yaml", "leaderElection:\n  enable: false\n")}, []string{"/leaderElection", "'enable' not allowed"}},
 		{"numeric image tag", []string{"-f", writeValues("tag.yaml", "image:\n  tag: 1.0\n")}, []string{"/image/tag", "want string"}},
 		{"bool as string", []string{"--set-string", "leaderElection.enabled=yes"}, []string{"/leaderElection/enabled", "want boolean"}},

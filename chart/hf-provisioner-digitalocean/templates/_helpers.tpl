@@ -89,7 +89,9 @@ chart label value.
 {{- end -}}
 
 {{/*
-Labels that select the controller pods. Never change them: a Deployment's selector is immutable.
+Labels that select the controller pods. Never change them: a Deployment's selector is
+immutable, and these are the alpha chart's too, so `helm upgrade` of an alpha release
+updates its Deployment in place.
 */}}
 {{- define "hf-provisioner-digitalocean.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "hf-provisioner-digitalocean.name" . }}
@@ -123,9 +125,52 @@ Whether the container listens on metrics.port (for metrics, probes or both).
 {{- end -}}
 
 {{/*
+Values of the alpha chart, which this chart replaces under the same release name and
+chart path, so an alpha release's values file meets this chart. Its keys this chart
+has with the same meaning pass (a map such as `podSecurityContext: {}` merges over
+the defaults here). The others are refused, all in one message, one line each naming
+what to set instead; the schema admits them (definitions/alphaValue) so that this
+message, not a bare schema error, is what the user reads. They are refused whatever
+their value: a copied alpha values file has to change for its image anyway, and once
+fixed it says only what this chart does.
+*/}}
+{{- define "hf-provisioner-digitalocean.alphaValues" -}}
+{{- $v := .Values -}}
+{{- $sa := default dict $v.serviceAccount -}}
+{{- $fullname := include "hf-provisioner-digitalocean.fullname" . -}}
+{{- $lines := list -}}
+{{- /* index gives nil for a key that is absent or null; both mean unset. */ -}}
+{{- if not (kindIs "invalid" (index $v "replicaCount")) -}}
+{{- $lines = append $lines (printf "replicaCount: renamed; set replicas: %v instead (more than 1 adds standbys: one leader works at a time)" $v.replicaCount) -}}
+{{- end -}}
+{{- if not (kindIs "invalid" (index $v "autoscaling")) -}}
+{{- $lines = append $lines "autoscaling: not supported, whatever its value: one leader does all the work and other replicas stand by, so more pods add no capacity; remove it (replicas sets the pod count)" -}}
+{{- end -}}
+{{- if not (kindIs "invalid" (index $sa "create")) -}}
+{{- $lines = append $lines (printf "serviceAccount.create: this chart always creates its ServiceAccount, %s, bound to the Role the controller needs; remove it" $fullname) -}}
+{{- end -}}
+{{- if not (kindIs "invalid" (index $sa "name")) -}}
+{{- $lines = append $lines (printf "serviceAccount.name: the ServiceAccount is named like the release's other objects, %s; remove it" $fullname) -}}
+{{- end -}}
+{{- /* The alpha published its images to Docker Hub only; this chart's releases publish to ghcr.io.
+The alpha's image has no entrypoint for this chart's args and needs rights this Role lacks. */ -}}
+{{- if regexMatch "^((docker\\.io|index\\.docker\\.io|registry-1\\.docker\\.io)/)?hobbyfarm/hf-provisioner-digitalocean$" $v.image.repository -}}
+{{- $lines = append $lines (printf "image.repository: %s holds the alpha's images, which cannot run in this chart; remove it (the default is ghcr.io/hobbyfarm/hf-provisioner-digitalocean) or name your mirror of that" $v.image.repository) -}}
+{{- end -}}
+{{- /* The alpha's one release; this chart's images are tagged X.Y.Z. */ -}}
+{{- if eq $v.image.tag "v0.0.1" -}}
+{{- $lines = append $lines (printf "image.tag: v0.0.1 is the alpha's release, which cannot run in this chart; remove it (the tag defaults to the chart's appVersion, %s)" .Chart.AppVersion) -}}
+{{- end -}}
+{{- if $lines -}}
+{{- fail (printf "values of the alpha chart this chart refuses, one line each; change them in your values file (a helm upgrade given no values reuses the release's last ones):\n  %s" (join "\n  " $lines)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Combinations of values that the schema cannot express; fails rendering with a clear message.
 */}}
 {{- define "hf-provisioner-digitalocean.validate" -}}
+{{- include "hf-provisioner-digitalocean.alphaValues" . -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
 {{- fail "replicas > 1 needs leaderElection.enabled=true: without a leader, the replicas would provision every VM several times" -}}
 {{- end -}}
