@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 const fieldManager = "testenv"
@@ -57,6 +58,31 @@ func (e *Env) applyCRDs(ctx context.Context, crds []*apiextensionsv1.CustomResou
 			return createsFastAt, fmt.Errorf("testenv: apply CRD %s: %w", crd.Name, err)
 		}
 	}
+	return waitAllUsable(ctx, client, dyn, crds)
+}
+
+// WaitCRDsUsable waits, as InstallCRDs does, until CRDs that something else
+// created (another installer's plain creates, say) are usable.
+func WaitCRDsUsable(ctx context.Context, cfg *rest.Config, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	createsFastAt, err := waitAllUsable(ctx, client, dyn, crds)
+	if err != nil {
+		return err
+	}
+	return sleepUntil(ctx, createsFastAt)
+}
+
+// waitAllUsable waits until every CRD is usable and returns when creates will be fast.
+func waitAllUsable(ctx context.Context, client apiextensionsclient.Interface, dyn dynamic.Interface,
+	crds []*apiextensionsv1.CustomResourceDefinition) (time.Time, error) {
+	var createsFastAt time.Time
 	for _, crd := range crds {
 		establishedAt, err := waitCRDUsable(ctx, client, dyn, crd)
 		if err != nil {
