@@ -17,13 +17,11 @@ func IsKey(k *v1alpha1.Key) bool { return k != nil && k.Spec.Machine != "" }
 // Droplet is what the alpha recorded of a droplet: its status.droplet (as
 // DigitalOcean returned it), else its create request.
 type Droplet struct {
-	ID     int    `json:"id"`
-	Name   string `json:"name"`
+	ID     int
+	Name   string
 	Region string
 	Size   string
 	Image  string
-	// KeyIDs are the DigitalOcean keys the droplet was created with.
-	KeyIDs []int
 }
 
 // DropletOf reads d's record; ID is 0 when the alpha recorded none (its
@@ -38,32 +36,20 @@ func DropletOf(d *v1alpha1.Droplet) Droplet {
 		SizeSlug string `json:"size_slug"`
 		Image    struct {
 			Slug string `json:"slug"`
-			ID   int    `json:"id"`
 		} `json:"image"`
 	}
+	// godo's create request: the image as its slug.
 	var request struct {
 		Name   string `json:"name"`
 		Region string `json:"region"`
 		Size   string `json:"size"`
-		Image  struct {
-			Slug string `json:"slug"`
-			ID   int    `json:"id"`
-		} `json:"image"`
-		SSHKeys []struct {
-			ID int `json:"id"`
-		} `json:"ssh_keys"`
+		Image  string `json:"image"`
 	}
 	decode(d.Status.Droplet, &status)
 	decode(d.Spec.Request, &request)
-	out := Droplet{ID: status.ID, Name: first(status.Name, request.Name),
+	return Droplet{ID: status.ID, Name: first(status.Name, request.Name),
 		Region: first(status.Region.Slug, request.Region), Size: first(status.SizeSlug, request.Size),
-		Image: first(status.Image.Slug, request.Image.Slug)}
-	for _, k := range request.SSHKeys {
-		if k.ID != 0 {
-			out.KeyIDs = append(out.KeyIDs, k.ID)
-		}
-	}
-	return out
+		Image: first(status.Image.Slug, request.Image)}
 }
 
 // Key is what the alpha recorded of a DigitalOcean key.
@@ -95,7 +81,8 @@ func KeyOf(k *v1alpha1.Key) Key {
 
 func decode(raw *runtime.RawExtension, into any) {
 	if raw != nil && len(raw.Raw) > 0 {
-		_ = json.Unmarshal(raw.Raw, into) // a malformed record reads as none
+		// A field of another shape reads as empty; the others still read.
+		_ = json.Unmarshal(raw.Raw, into)
 	}
 }
 

@@ -12,12 +12,11 @@ func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []b
 func TestDropletRecordReadsTheAlphasRawObjects(t *testing.T) {
 	d := &v1alpha1.Droplet{}
 	d.Spec.Machine = "vm-1"
-	d.Spec.Request = raw(`{"name":"vm-1-droplet","region":"nyc1","size":"s-1vcpu-1gb","image":{"slug":"ubuntu-22-04-x64"},"ssh_keys":[{"id":7,"fingerprint":"aa"}]}`)
+	d.Spec.Request = raw(`{"name":"vm-1-droplet","region":"nyc1","size":"s-1vcpu-1gb","image":"ubuntu-22-04-x64","ssh_keys":["aa:bb"],"tags":null}`)
 	d.Status.Droplet = raw(`{"id":4242,"name":"vm-1-droplet","region":{"slug":"nyc3"},"size_slug":"s-2vcpu-2gb","image":{"id":1,"slug":"debian-12-x64"}}`)
 	got := DropletOf(d)
-	want := Droplet{ID: 4242, Name: "vm-1-droplet", Region: "nyc3", Size: "s-2vcpu-2gb", Image: "debian-12-x64", KeyIDs: []int{7}}
-	if got.ID != want.ID || got.Name != want.Name || got.Region != want.Region || got.Size != want.Size || got.Image != want.Image ||
-		len(got.KeyIDs) != 1 || got.KeyIDs[0] != 7 {
+	want := Droplet{ID: 4242, Name: "vm-1-droplet", Region: "nyc3", Size: "s-2vcpu-2gb", Image: "debian-12-x64"}
+	if got != want {
 		t.Fatalf("DropletOf = %+v, want %+v (DigitalOcean's answer wins over the request)", got, want)
 	}
 	if !IsDroplet(d) {
@@ -28,9 +27,9 @@ func TestDropletRecordReadsTheAlphasRawObjects(t *testing.T) {
 func TestDropletRecordWithoutAnAnswerHasNoID(t *testing.T) {
 	d := &v1alpha1.Droplet{}
 	d.Spec.Machine = "vm-1"
-	d.Spec.Request = raw(`{"name":"vm-1-droplet","region":"nyc1"}`)
+	d.Spec.Request = raw(`{"name":"vm-1-droplet","region":"nyc1","image":"ubuntu-22-04-x64"}`)
 	d.Status.Droplet = raw(`not json`)
-	if got := DropletOf(d); got.ID != 0 || got.Name != "vm-1-droplet" || got.Region != "nyc1" {
+	if got := DropletOf(d); got.ID != 0 || got.Name != "vm-1-droplet" || got.Region != "nyc1" || got.Image != "ubuntu-22-04-x64" {
 		t.Fatalf("DropletOf = %+v, want the request's fields and no ID", got)
 	}
 	if IsDroplet(&v1alpha1.Droplet{}) {

@@ -48,13 +48,17 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 	if vm == nil && !IsPoolMember(d) {
 		return 0
 	}
-	if vm != nil && vm.Status.Status == hfv1.VmStatusRunning {
+	if vm != nil && vm.Status.Status == hfv1.VmStatusRunning && d.Spec.AdoptedDropletID == 0 {
 		// Reported running before this check existed: a user may be on it.
+		// (The original provisioner's droplets are checked all the same: it
+		// left some whose Secret the droplet refuses, and their users
+		// cannot log in; a login harms no one on it.)
 		events.SetCondition(d, v1alpha1.Reachable, true, "AlreadyRunning", "the VM was running before the reachability check was made")
 		return 0
 	}
 	key := objectKey(d)
-	late := h.pastReadyTimeout(d)
+	// An adopted droplet was created long before its first check.
+	late := h.pastReadyTimeout(d) && d.Spec.AdoptedDropletID == 0
 	every := probeEvery
 	if late {
 		every = probeEveryLate

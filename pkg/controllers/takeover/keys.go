@@ -26,8 +26,9 @@ const untakenRecheck = 30 * time.Second
 // (from a rewritten key pair) that nothing records. A key is the VM's only
 // if it has the alpha's name for the VM AND one of the key pairs this
 // namespace holds for it (the alpha Secret's, the alpha Key's): a namesake
-// VM of another namespace on the same token has other pairs. A droplet
-// reads its keys once, at its creation, so none of these is needed.
+// VM of another namespace on the same token has other pairs. One of the
+// name with a pair recorded nowhere is reported instead. A droplet reads
+// its keys once, at its creation, so none of these is needed.
 func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 	if _, done := h.duplicatesDone.Load(k.UID); done {
 		return nil
@@ -62,7 +63,18 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 	pairs := h.alphaFingerprints(k, rec)
 	log := logrus.WithField("vm", k.Spec.Machine)
 	for _, key := range all {
-		if key.Name != name || key.ID == rec.ID || !pairs[key.Fingerprint] {
+		if key.Name != name || key.ID == rec.ID {
+			continue
+		}
+		if !pairs[key.Fingerprint] {
+			// Its pair is recorded nowhere here (the alpha rewrote it away),
+			// and a VM of the same name in another namespace on this token
+			// would have a key of this name too: said, never deleted.
+			message := fmt.Sprintf("SSH key %d (%s) in DigitalOcean has the original provisioner's name for this VM but a key pair recorded nowhere in this namespace: "+
+				"likely a duplicate the original provisioner made and lost, possibly another namespace's VM of the same name; it costs nothing, "+
+				"and if no other HobbyFarm namespace uses this token with a VM of this name, delete it (doctl compute ssh-key delete %d)", key.ID, key.Fingerprint, key.ID)
+			log.WithField("key", key.ID).Warn(message)
+			h.recorder.Event(vm, corev1.EventTypeWarning, "UnrecordedKey", message)
 			continue
 		}
 		if _, err := client.Keys.DeleteByID(ctx, key.ID); err != nil && !digitalocean.IsNotFound(err) {
