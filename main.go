@@ -21,6 +21,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -151,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 		return opts, s, fmt.Errorf("--warm-pool-surplus-idle must be positive")
 	}
 	opts.KeepTainted = !s.deleteTainted
+	// The chart passes the pod's identity through the downward API, for
+	// the Events the controller records about itself.
+	opts.Pod = app.PodRef{Name: os.Getenv("POD_NAME"), Namespace: os.Getenv("POD_NAMESPACE"), UID: types.UID(os.Getenv("POD_UID"))}
 	var err error
 	if opts.ResyncMode, err = droplet.ParseResyncMode(s.resyncMode); err != nil {
 		return opts, s, fmt.Errorf("--resync-mode: %v", err)

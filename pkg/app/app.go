@@ -3,6 +3,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/ratelimit"
 	"github.com/rancher/wrangler/v3/pkg/start"
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -76,6 +78,19 @@ type Options struct {
 	MetricsAddr string
 	// Ready, if set, is closed once caches are synced and handlers run.
 	Ready chan<- struct{}
+	// CRDCheckInterval is how often the CRDs served are checked while they
+	// are not this release's, and how long a mismatch must last before it
+	// is reported (DefaultCRDCheckInterval when zero).
+	CRDCheckInterval time.Duration
+	// Pod is the controller's own Pod, on which Events about the controller
+	// itself are recorded; empty outside a pod.
+	Pod PodRef
+}
+
+// PodRef names a Pod, as the downward API tells a container its own.
+type PodRef struct {
+	Name, Namespace string
+	UID             types.UID
 }
 
 func (o *Options) defaults() {
@@ -105,6 +120,9 @@ func (o *Options) defaults() {
 	}
 	if o.ResyncMode == "" {
 		o.ResyncMode = droplet.ResyncBatched
+	}
+	if o.CRDCheckInterval <= 0 {
+		o.CRDCheckInterval = DefaultCRDCheckInterval
 	}
 	if o.KubeQPS > 0 && o.KubeBurst < int(o.KubeQPS) {
 		o.KubeBurst = int(2 * o.KubeQPS)
@@ -157,17 +175,35 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("installing CRDs: %w", err)
 		}
 	}
-	readiness := &metrics.Readiness{}
+	gate := newCRDGate()
+	var lease func(context.Context) error
 	if opts.LeaderElect {
 		// A standby replica is ready while some leader holds the lease.
-		readiness.Check = leaseHeld(client, opts.Namespace, opts.LeaseName)
+		lease = leaseHeld(client, opts.Namespace, opts.LeaseName)
 	}
+	readiness := &metrics.Readiness{Check: func(ctx context.Context) error {
+		if err := gate.get(); err != nil {
+			return err
+		}
+		if lease != nil {
+			return lease(ctx)
+		}
+		return errors.New("caches not synced yet")
+	}}
 	if opts.MetricsAddr != "" {
 		addr, err := metrics.Serve(ctx, opts.MetricsAddr, readiness)
 		if err != nil {
 			return fmt.Errorf("--metrics-addr: %w", err)
 		}
 		logrus.WithField("addr", addr).Info("serving /metrics, /healthz and /readyz")
+	}
+	// After the install above, and before any controller starts, on every
+	// replica, leading or not.
+	if err := waitForCRDs(ctx, opts, client, gate); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 	clients := digitalocean.NewClients(opts.APIURL, opts.RateLimits)
 	if opts.LeaderElect {

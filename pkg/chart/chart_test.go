@@ -75,6 +75,16 @@ func TestTemplateDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Resources, wantRes) {
 		t.Errorf("resources = %+v, want %+v", c.Resources, wantRes)
 	}
+	// The pod's identity, from the downward API, for the Events about the controller itself.
+	podEnv := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			podEnv[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if want := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid"}; !reflect.DeepEqual(podEnv, want) {
+		t.Errorf("env from the downward API = %v, want %v", podEnv, want)
+	}
 	// A production install serves /metrics and is probed: both on by default, on one port.
 	if len(c.Ports) != 1 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != 8080 {
 		t.Errorf("ports = %+v, want metrics on 8080", c.Ports)
@@ -122,7 +132,7 @@ func TestTemplateAllValues(t *testing.T) {
 		"nodeSelector":        pod.Spec.NodeSelector["kubernetes.io/os"] == "linux",
 		"tolerations":         len(pod.Spec.Tolerations) == 2,
 		"affinity":            pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil && pod.Spec.Affinity.PodAntiAffinity != nil,
-		"extraEnv":            len(c.Env) == 2 && c.Env[1].ValueFrom != nil,
+		"extraEnv":            len(c.Env) == 5 && c.Env[3].Name == "HTTPS_PROXY" && c.Env[4].ValueFrom != nil,
 		"resources":           c.Resources.Limits.Memory().String() == "512Mi",
 		"fsGroup":             pod.Spec.SecurityContext.FSGroup != nil && *pod.Spec.SecurityContext.FSGroup == 65532,
 		"sa annotations":      only(t, ms, "ServiceAccount").Obj.GetAnnotations()["example.com/owner"] == "platform",
