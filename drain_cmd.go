@@ -20,8 +20,9 @@ import (
 const drainCommand = "drain"
 
 // runDrain is `hf-provisioner-digitalocean drain`: it empties one installation
-// before it is uninstalled (see pkg/drain) and returns the exit code; a drain
-// that cannot finish prints one line saying why.
+// before it is uninstalled, or with --release-only releases it for a rollback
+// to the original provisioner (see pkg/drain), and returns the exit code; a
+// drain that cannot finish prints one line saying why.
 func runDrain(args []string, stderr io.Writer) int {
 	var opts drain.Options
 	var kubeconfig, logLevel, logFormat string
@@ -35,6 +36,9 @@ func runDrain(args []string, stderr io.Writer) int {
 	fs.StringVar(&opts.Deployment, "deployment", "", "the controller's Deployment, scaled to 0 before anything is deleted (and back on failure); empty when the controller is stopped already")
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "the controller elects a leader: hold its Lease while draining")
 	fs.StringVar(&opts.LeaseName, "lease-name", app.DefaultLeaseName, "the controller's leader-election Lease")
+	fs.BoolVar(&opts.ReleaseOnly, "release-only", false, "for a rollback to the original (alpha) provisioner: stop the controller, remove its finalizers and delete its Droplets, Keys and WarmPools, "+
+		"deleting nothing in DigitalOcean and leaving the original provisioner's objects and finalizers; refused while a Droplet holds a droplet this controller created "+
+		"(docs/runbook.md, \"Rolling back to the original provisioner\")")
 	fs.DurationVar(&timeout, "timeout", 4*time.Minute, "give up (and scale the controller back) after this long; below helm uninstall's --timeout (5m)")
 	fs.StringVar(&logLevel, "log-level", envString("HF_DO_LOG_LEVEL", "info"), "debug, info, warn or error (env HF_DO_LOG_LEVEL)")
 	fs.StringVar(&logFormat, "log-format", envString("HF_DO_LOG_FORMAT", "text"), "text or json (env HF_DO_LOG_FORMAT)")

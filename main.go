@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hf-provisioner-digitalocean [flags]\n"+
-			"       hf-provisioner-digitalocean %s [flags]  (empty an installation before uninstalling it; %s -h)\n", drainCommand, drainCommand)
+			"       hf-provisioner-digitalocean %s [flags]  (empty an installation before uninstalling it, or release it for a rollback; %s -h)\n", drainCommand, drainCommand)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&s.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty (env KUBECONFIG)")

@@ -17,6 +17,11 @@ func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Dro
 	})
 }
 
+// ListDroplets pages through every droplet of the account.
+func ListDroplets(ctx context.Context, client *godo.Client) ([]godo.Droplet, error) {
+	return listPages(ctx, 200, raisePriority, client.Droplets.List)
+}
+
 // ListKeys pages through every SSH key of the account.
 func ListKeys(ctx context.Context, client *godo.Client) ([]godo.Key, error) {
 	return listPages(ctx, 200, raisePriority, client.Keys.List)

@@ -53,12 +53,12 @@ func TestEmptyAccountTakesOnlyThisInstallations(t *testing.T) {
 		{Spec: v1alpha1.KeySpec{Name: byName.Name}},
 	}
 
-	droplets, deleted, err := emptyAccount(t.Context(), token, Options{APIURL: do.URL(), InstallationID: "hf", Poll: 20 * time.Millisecond}, keys)
+	e, err := emptyAccount(t.Context(), token, Options{APIURL: do.URL(), InstallationID: "hf", Poll: 20 * time.Millisecond}, keys, alphaRecords{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if droplets != 2 || deleted != 2 {
-		t.Errorf("deleted %d droplets and %d keys, want 2 and 2", droplets, deleted)
+	if e.droplets != 2 || e.keys != 2 {
+		t.Errorf("deleted %d droplets and %d keys, want 2 and 2", e.droplets, e.keys)
 	}
 	if left := do.Droplets(token); len(left) != 1 || left[0].Name != "theirs" {
 		t.Errorf("droplets left: %v, want only the other installation's", left)

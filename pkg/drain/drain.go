@@ -7,14 +7,20 @@
 //     gone and, with leader election, hold its Lease, so that nothing creates
 //     while the drain deletes;
 //  2. in DigitalOcean, under every token the installation uses, delete its
-//     droplets (by its installation tag) and its Keys' SSH keys, and wait
-//     until DigitalOcean lists none of them;
-//  3. in Kubernetes, release the finalizers of ours (never Gargantua's) and
-//     delete the Droplets, Keys and WarmPools.
+//     droplets (by its installation tag), its Keys' SSH keys, and the droplets
+//     and SSH keys the original alpha provisioner's Droplets and Keys record
+//     (by ID), and wait until DigitalOcean lists none of them;
+//  3. in Kubernetes, release the finalizers of ours and of the alpha's (never
+//     Gargantua's) and delete the Droplets, Keys and WarmPools, the alpha's
+//     included.
 //
 // Anything that stops it (a token DigitalOcean refuses, a Secret gone) ends it
 // with an error that names the cause, before step 3, with the controller
 // scaled back up: the uninstall is refused and nothing is left unowned.
+//
+// With Options.ReleaseOnly it prepares a rollback to the alpha instead (see
+// releaseOnly): step 1, then step 3 for what is ours only, with nothing
+// deleted in DigitalOcean.
 package drain
 
 import (
@@ -45,16 +51,26 @@ type Options struct {
 	LeaseName   string
 	// Poll is how often a wait looks again (default 2 s).
 	Poll time.Duration
+	// ReleaseOnly releases this controller's hold for a rollback to the
+	// original alpha provisioner, deleting nothing in DigitalOcean and
+	// leaving every object and finalizer of the alpha's (see releaseOnly).
+	ReleaseOnly bool
 }
 
 // Report is what a drain deleted and released.
 type Report struct {
 	Tokens, Droplets, Keys int
-	// Released counts the objects whose finalizers of ours were removed.
+	// Released counts the objects whose finalizers were removed.
 	Released int
+	// ReleaseOnly: nothing was deleted in DigitalOcean (Options.ReleaseOnly).
+	ReleaseOnly bool
 }
 
 func (r Report) String() string {
+	if r.ReleaseOnly {
+		return fmt.Sprintf("released for a rollback to the original provisioner: this controller's finalizers removed from %d objects and its Droplets, Keys and WarmPools deleted; nothing deleted in DigitalOcean, nothing of the original provisioner's touched",
+			r.Released)
+	}
 	return fmt.Sprintf("drained: %d droplets and %d SSH keys deleted in DigitalOcean under %d tokens, finalizers released on %d objects",
 		r.Droplets, r.Keys, r.Tokens, r.Released)
 }
@@ -89,6 +105,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	report, err := whileLeading(ctx, k, opts, func(ctx context.Context) (Report, error) {
+		if opts.ReleaseOnly {
+			return releaseOnly(ctx, k, opts)
+		}
 		return empty(ctx, k, opts)
 	})
 	if err != nil {
@@ -109,17 +128,31 @@ func empty(ctx context.Context, k kube, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	rec := alphaRecordsOf(objs)
+	if len(tokens) == 0 {
+		if err := rec.needToken(); err != nil {
+			return Report{}, err
+		}
+	}
 	report := Report{Tokens: len(tokens)}
+	foundDroplets, foundKeys := map[int]bool{}, map[int]bool{}
 	for _, t := range tokens {
 		logrus.WithField("token_hash", t.hash).WithField("secrets", t.names()).Info("deleting this installation's droplets and SSH keys")
-		droplets, keys, err := emptyAccount(ctx, t.token, opts, objs.keys)
-		report.Droplets += droplets
-		report.Keys += keys
+		e, err := emptyAccount(ctx, t.token, opts, objs.keys, rec)
+		report.Droplets += e.droplets
+		report.Keys += e.keys
 		if err != nil {
 			return report, fmt.Errorf("token %s (%s): %w", t.hash, t.names(), err)
 		}
+		for _, id := range e.alphaDroplets {
+			foundDroplets[id] = true
+		}
+		for _, id := range e.alphaKeys {
+			foundKeys[id] = true
+		}
 	}
-	released, err := release(ctx, k, opts.Namespace)
+	rec.logUnfound(foundDroplets, foundKeys)
+	released, err := release(ctx, k, opts.Namespace, drainRules)
 	report.Released = released
 	return report, err
 }

@@ -41,9 +41,11 @@ type upgrade struct {
 	t   *testing.T
 	env *testenv.Env
 	do  *fake.Server
-	hf  *gargantuasim.Clients
-	ns  string
-	hfe *hfv1.Environment
+	// token is the namespace's DigitalOcean token, an account of do.
+	token string
+	hf    *gargantuasim.Clients
+	ns    string
+	hfe   *hfv1.Environment
 	// statuses are every status each VM had since the watch began.
 	mu       sync.Mutex
 	statuses map[string][]hfv1.VmStatus
@@ -95,13 +97,13 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 		return u.gone(leftover)
 	})
 	w(60*time.Second, "the duplicate key deleted", func() string {
-		if slices.ContainsFunc(u.do.Keys(testToken), func(k godo.Key) bool { return k.ID == duplicate.DuplicateKeyID }) {
+		if slices.ContainsFunc(u.do.Keys(u.token), func(k godo.Key) bool { return k.ID == duplicate.DuplicateKeyID }) {
 			return fmt.Sprintf("key %d still at DigitalOcean", duplicate.DuplicateKeyID)
 		}
 		return ""
 	})
 	w(60*time.Second, "the key with a lost pair reported, not deleted", func() string {
-		if !slices.ContainsFunc(u.do.Keys(testToken), func(k godo.Key) bool { return k.ID == lostPair.DuplicateKeyID }) {
+		if !slices.ContainsFunc(u.do.Keys(u.token), func(k godo.Key) bool { return k.ID == lostPair.DuplicateKeyID }) {
 			return fmt.Sprintf("key %d was deleted", lostPair.DuplicateKeyID)
 		}
 		if !slices.Contains(u.eventReasons("vm-lost-pair"), "UnrecordedKey") {
@@ -160,9 +162,11 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 	}
 	w(90*time.Second, "deleted alpha VMs gone with their droplets", func() string {
 		for _, name := range []string{"vm-good-1", "vm-rewritten"} {
-			if _, err := u.hf.VMs.Get(u.ns, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				vm := u.vm(name)
+			// One read: a second could find the VM gone in between.
+			if vm, err := u.hf.VMs.Get(u.ns, name, metav1.GetOptions{}); err == nil {
 				return fmt.Sprintf("VM %s still there, finalizers %v", name, vm.Finalizers)
+			} else if !apierrors.IsNotFound(err) {
+				return err.Error()
 			}
 			if why := u.gone(alphaVMs[name]); why != "" {
 				return why
@@ -174,7 +178,7 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 	u.checkStatusesStayedRunning(append(good, "vm-rewritten", "vm-duplicate", "vm-lost-pair"))
 	// What is left at DigitalOcean is exactly the live VMs' droplets.
 	live := map[int]bool{}
-	for _, d := range u.do.Droplets(testToken) {
+	for _, d := range u.do.Droplets(u.token) {
 		live[d.ID] = true
 	}
 	for _, name := range []string{"vm-good-2", "vm-duplicate", "vm-lost-pair"} {
@@ -191,6 +195,13 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 }
 
 func newUpgrade(t *testing.T) *upgrade {
+	env, do := newUpgradeCluster(t)
+	return newUpgradeIn(t, env, do, testToken)
+}
+
+// newUpgradeCluster starts a control plane serving the alpha's CRDs and a
+// fake DigitalOcean.
+func newUpgradeCluster(t *testing.T) (*testenv.Env, *fake.Server) {
 	// Its own control plane: the CRDs it replaces are cluster-wide.
 	env := testenv.New(t, testenv.Options{CRDs: testenv.HobbyFarmCRDs()})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -203,13 +214,19 @@ func newUpgrade(t *testing.T) *upgrade {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(testToken, fake.AccountOptions{DropletLimit: 100})
-	u := &upgrade{t: t, env: env, do: do, ns: env.NewNamespace(t), statuses: map[string][]hfv1.VmStatus{}}
+	return env, do
+}
+
+// newUpgradeIn makes a namespace of env whose Environment uses token, an
+// account of do.
+func newUpgradeIn(t *testing.T, env *testenv.Env, do *fake.Server, token string) *upgrade {
+	do.AddAccount(token, fake.AccountOptions{DropletLimit: 100})
+	u := &upgrade{t: t, env: env, do: do, token: token, ns: env.NewNamespace(t), statuses: map[string][]hfv1.VmStatus{}}
 	var err error
 	if u.hf, err = gargantuasim.NewClients(env.Config()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := u.hf.Secrets.Create(gargantuasim.TokenSecret(u.ns, tokenSecret, testToken)); err != nil {
+	if _, err := u.hf.Secrets.Create(gargantuasim.TokenSecret(u.ns, tokenSecret, token)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := u.hf.Templates.Create(gargantuasim.Template(u.ns, "ubuntu", "ubuntu-22-04-x64", nil)); err != nil {
@@ -225,7 +242,7 @@ func newUpgrade(t *testing.T) *upgrade {
 }
 
 func (u *upgrade) writer() alphatest.Writer {
-	return alphatest.Writer{Config: u.env.Config(), APIURL: u.do.URL(), Token: testToken}
+	return alphatest.Writer{Config: u.env.Config(), APIURL: u.do.URL(), Token: u.token}
 }
 
 func (u *upgrade) provision(name string, opts alphatest.VMOptions) *alphatest.Provisioned {
@@ -320,7 +337,13 @@ func (u *upgrade) checkStatusesStayedRunning(names []string) {
 }
 
 func (u *upgrade) startController() {
-	apptest.Start(u.t, app.Options{
+	u.runController()
+}
+
+// runController starts the controller on the namespace and returns what
+// stops it.
+func (u *upgrade) runController() (stop func()) {
+	return apptest.Run(u.t, app.Options{
 		Config: u.env.Config(), Namespace: u.ns, APIURL: u.do.URL(), Workers: 4,
 		BootResync: 300 * time.Millisecond, ActiveResync: 30 * time.Second,
 		SSHPort: u.do.SSHPort(),
@@ -394,7 +417,7 @@ func (u *upgrade) takenOver(name string, p *alphatest.Provisioned) string {
 }
 
 func (u *upgrade) dropletTags(id int) []string {
-	for _, d := range u.do.Droplets(testToken) {
+	for _, d := range u.do.Droplets(u.token) {
 		if d.ID == id {
 			return d.Tags
 		}
@@ -404,12 +427,12 @@ func (u *upgrade) dropletTags(id int) []string {
 
 // gone says what is left of the alpha's droplet, key and objects for p.
 func (u *upgrade) gone(p *alphatest.Provisioned) string {
-	for _, d := range u.do.Droplets(testToken) {
+	for _, d := range u.do.Droplets(u.token) {
 		if d.ID == p.DropletID {
 			return fmt.Sprintf("%s's droplet %d still at DigitalOcean", p.VM, d.ID)
 		}
 	}
-	for _, k := range u.do.Keys(testToken) {
+	for _, k := range u.do.Keys(u.token) {
 		if k.ID == p.KeyID {
 			return fmt.Sprintf("%s's key %d still at DigitalOcean", p.VM, k.ID)
 		}
@@ -441,7 +464,7 @@ func (u *upgrade) login(name string, p *alphatest.Provisioned) string {
 	if err != nil {
 		u.t.Fatal(err)
 	}
-	addr, ok := u.do.SSHAddr(testToken, p.DropletID)
+	addr, ok := u.do.SSHAddr(u.token, p.DropletID)
 	if !ok {
 		return "no SSH address"
 	}

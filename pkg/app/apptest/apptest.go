@@ -3,6 +3,7 @@ package apptest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,22 +14,40 @@ import (
 // are synced. The test fails if the controller exits with an error.
 func Start(t testing.TB, opts app.Options) {
 	t.Helper()
+	Run(t, opts)
+}
+
+// Run is Start that also returns stop, which stops the controller and
+// returns once it exited, as a stopped pod would: a test then sees what is
+// left with no controller running. The test's end stops it too.
+func Run(t testing.TB, opts app.Options) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	opts.Ready = ready
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, opts) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	})
+	exited := make(chan struct{})
+	var exitErr error
+	go func() {
+		exitErr = app.Run(ctx, opts)
+		close(exited)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-exited
+			if exitErr != nil {
+				t.Errorf("controller: %v", exitErr)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	select {
 	case <-ready:
-	case err := <-done:
-		t.Fatalf("controller exited before it was ready: %v", err)
+	case <-exited:
+		t.Fatalf("controller exited before it was ready: %v", exitErr)
 	case <-time.After(60 * time.Second):
 		t.Fatal("controller not ready after 60s")
 	}
+	return stop
 }
