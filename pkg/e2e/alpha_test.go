@@ -96,7 +96,7 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 	w(60*time.Second, "the leftover's droplet and key deleted, its objects gone", func() string {
 		return u.gone(leftover)
 	})
-	w(60*time.Second, "the duplicate key deleted", func() string {
+	w(3*time.Minute, "the duplicate key deleted", func() string {
 		if slices.ContainsFunc(u.do.Keys(u.token), func(k godo.Key) bool { return k.ID == duplicate.DuplicateKeyID }) {
 			return fmt.Sprintf("key %d still at DigitalOcean", duplicate.DuplicateKeyID)
 		}

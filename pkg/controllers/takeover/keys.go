@@ -52,9 +52,18 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 	if err != nil {
 		return err
 	}
+	if wait := h.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
+		// Other work needs the token's budget first; nothing is lost by waiting.
+		h.keys.EnqueueAfter(k.Namespace, k.Name, wait)
+		return nil
+	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
 	defer cancel()
 	all, err := h.lists.get(ctx, client, digitalocean.TokenHash(token))
+	if digitalocean.IsHeldBack(err) {
+		h.keys.EnqueueAfter(k.Namespace, k.Name, digitalocean.Classify(err).RetryAfter)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -77,7 +86,12 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 			h.recorder.Event(vm, corev1.EventTypeWarning, "UnrecordedKey", message)
 			continue
 		}
-		if _, err := client.Keys.DeleteByID(ctx, key.ID); err != nil && !digitalocean.IsNotFound(err) {
+		_, err := client.Keys.DeleteByID(ctx, key.ID)
+		if digitalocean.IsHeldBack(err) {
+			h.keys.EnqueueAfter(k.Namespace, k.Name, digitalocean.Classify(err).RetryAfter)
+			return nil
+		}
+		if err != nil && !digitalocean.IsNotFound(err) {
 			return err
 		}
 		message := fmt.Sprintf("deleted SSH key %d (%s) in DigitalOcean: a duplicate the original provisioner made for this VM and never recorded", key.ID, key.Fingerprint)
