@@ -3,6 +3,7 @@ package digitalocean_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -43,5 +44,46 @@ func TestListFinishesOnceStartedThoughReReadsAreFull(t *testing.T) {
 	_, err = digitalocean.ListByTag(resync, client, "t")
 	if !digitalocean.IsHeldBack(err) {
 		t.Errorf("a new list with the re-read share spent: %v, want it held back", err)
+	}
+}
+
+// A list of summaries pages as ListByTag does, each droplet with its
+// summary and nothing else.
+func TestListSummariesByTagKeepsEachDropletsSummaryOnly(t *testing.T) {
+	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	if err := do.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer do.Close()
+	const token = "dop_v1_summaries-test"
+	do.AddAccount(token, fake.AccountOptions{DropletLimit: 300})
+	for i := range 250 { // two pages of 200
+		do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: fmt.Sprintf("d-%d", i), Region: "nyc1",
+			Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{"hfdo-install:a b"},
+			IPv6: i%2 == 0})
+	}
+	do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: "other", Region: "nyc1",
+		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{"hfdo-install:a"}})
+	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	full, err := digitalocean.ListByTag(ctx, client, "hfdo-install:a b")
+	if err != nil || len(full) != 250 {
+		t.Fatalf("full list: %d droplets, %v", len(full), err)
+	}
+	summaries, err := digitalocean.ListSummariesByTag(ctx, client, "hfdo-install:a b")
+	if err != nil || len(summaries) != len(full) {
+		t.Fatalf("summaries: %d droplets, %v; want %d", len(summaries), err, len(full))
+	}
+	for i, s := range summaries {
+		f := full[i]
+		want := godo.Droplet{ID: f.ID, Name: f.Name, Status: f.Status, Created: f.Created, Tags: f.Tags, Networks: f.Networks,
+			Region: &godo.Region{Slug: f.Region.Slug},
+			Size:   &godo.Size{Slug: f.Size.Slug, PriceMonthly: f.Size.PriceMonthly, PriceHourly: f.Size.PriceHourly}}
+		if !reflect.DeepEqual(s, want) {
+			t.Fatalf("droplet %d's summary\n%+v\nwant\n%+v", f.ID, s, want)
+		}
 	}
 }

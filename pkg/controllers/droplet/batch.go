@@ -71,19 +71,17 @@ func batchKey(d *v1alpha1.Droplet) string {
 // batchMates are up to maxBatch-1 other Droplets that may be created with d
 // in one request: same batch key, never sent to DigitalOcean before (no
 // Created condition: anything else must look itself up first), ready in
-// every way d is.
+// every way d is. d shares its key (sharesKey).
 func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
-	all, err := h.droplets.Cache().List(d.Namespace, everything)
+	awaiting, err := h.droplets.Cache().GetByIndex(awaitingCreateIndex, awaitingCreateKey(d))
 	if err != nil {
 		return nil
 	}
 	key := ""
 	var mates []*v1alpha1.Droplet
-	for _, m := range all {
-		// Cheap checks first: batchKey encodes the whole request, and with
-		// per-VM keys (different KeyRefs) no Droplet is ever a mate.
-		if h.mem.inBatch(m) || m.Name == d.Name || !slices.Equal(m.Spec.KeyRefs, d.Spec.KeyRefs) ||
-			!freshForCreate(m) || !finalizer.Has(m, CleanupHandlerName) {
+	for _, m := range awaiting {
+		// Cheap checks first: batchKey encodes the whole request.
+		if m.Name == d.Name || !finalizer.Has(m, CleanupHandlerName) || h.mem.inBatch(m) {
 			continue
 		}
 		if _, created := h.mem.createdID(m); created {
@@ -98,6 +96,22 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 	}
 	slices.SortFunc(mates, func(a, b *v1alpha1.Droplet) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	return mates[:min(len(mates), maxBatch-1)]
+}
+
+// awaitingCreateIndex holds, by namespace and shared key, the Droplets
+// that may go in a multi-create: batchMates reads these few rather than
+// every Droplet of a large installation, on every create.
+const awaitingCreateIndex = "droplet.provisioning.hobbyfarm.io/awaiting-create"
+
+func awaitingCreate(d *v1alpha1.Droplet) ([]string, error) {
+	if !sharesKey(d) || !freshForCreate(d) {
+		return nil, nil
+	}
+	return []string{awaitingCreateKey(d)}, nil
+}
+
+func awaitingCreateKey(d *v1alpha1.Droplet) string {
+	return d.Namespace + "/" + d.Spec.KeyRefs[0]
 }
 
 // freshForCreate: a Droplet that has never been sent to DigitalOcean.

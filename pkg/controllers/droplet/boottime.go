@@ -109,10 +109,10 @@ func (b *bootTimes) noteLists(client *godo.Client, before, after *fleetList) {
 	apart := after.taken.Sub(before.taken)
 	for id, now := range after.droplets {
 		then, ok := before.droplets[id]
-		if !ok || then.Status != "new" || now.Status != "active" {
+		if !ok || then.status != "new" || now.status != "active" {
 			continue
 		}
-		created, err := time.Parse(time.RFC3339, now.Created)
+		created, err := time.Parse(time.RFC3339, now.created)
 		if boot := before.taken.Sub(created) - time.Second; err == nil && boot >= apart {
 			b.note(client, boot)
 		}

@@ -98,17 +98,17 @@ func TestBootTimesLearnTheLeastABootCanHaveTaken(t *testing.T) {
 	droplet := func(id int, age time.Duration, status string) *godo.Droplet {
 		return &godo.Droplet{ID: id, Status: status, Created: taken.Add(-age).UTC().Format(time.RFC3339)}
 	}
-	before := &fleetList{taken: taken, droplets: map[int]*godo.Droplet{
+	before := &fleetList{taken: taken, droplets: listedAll(map[int]*godo.Droplet{
 		1: droplet(1, 29*time.Second, "new"),
 		2: droplet(2, 10*time.Second, "new"),    // still booting after
 		3: droplet(3, 50*time.Second, "active"), // active in both: no news
-	}}
-	after := &fleetList{taken: taken.Add(time.Second), droplets: map[int]*godo.Droplet{
+	})}
+	after := &fleetList{taken: taken.Add(time.Second), droplets: listedAll(map[int]*godo.Droplet{
 		1: droplet(1, 29*time.Second, "active"),
 		2: droplet(2, 10*time.Second, "new"),
 		3: droplet(3, 50*time.Second, "active"),
 		4: droplet(4, 5*time.Second, "active"), // first seen active: its boot is unknown
-	}}
+	})}
 	b := newBootTimes(0)
 	client := &godo.Client{}
 	b.noteLists(client, before, after)
@@ -122,8 +122,8 @@ func TestBootTimesLearnTheLeastABootCanHaveTaken(t *testing.T) {
 func TestBootTimesIgnoreListsFarApart(t *testing.T) {
 	taken := time.Now().Truncate(time.Second)
 	created := taken.Add(-5 * time.Second).UTC().Format(time.RFC3339)
-	before := &fleetList{taken: taken, droplets: map[int]*godo.Droplet{1: {ID: 1, Status: "new", Created: created}}}
-	after := &fleetList{taken: taken.Add(time.Minute), droplets: map[int]*godo.Droplet{1: {ID: 1, Status: "active", Created: created}}}
+	before := &fleetList{taken: taken, droplets: listedAll(map[int]*godo.Droplet{1: {ID: 1, Status: "new", Created: created}})}
+	after := &fleetList{taken: taken.Add(time.Minute), droplets: listedAll(map[int]*godo.Droplet{1: {ID: 1, Status: "active", Created: created}})}
 	b := newBootTimes(0)
 	client := &godo.Client{}
 	b.noteLists(client, before, after)

@@ -100,6 +100,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	// write returned and can create the droplet in the same pass.
 	// The original alpha provisioner's Droplets are the takeover's to
 	// clean up (see package takeover).
+	droplets.Cache().AddIndexer(awaitingCreateIndex, awaitingCreate)
 	finalizer.RegisterCleanup(ctx, droplets, CleanupHandlerName, h.cleanup, alpha.IsDroplet)
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())

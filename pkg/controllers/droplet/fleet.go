@@ -64,7 +64,15 @@ type listKey struct {
 // fleetList is one list answer, by droplet id.
 type fleetList struct {
 	taken    time.Time
-	droplets map[int]*godo.Droplet
+	droplets map[int]*listedDroplet
+}
+
+// droplet is id as the list shows it, nil if it lacks it.
+func (l *fleetList) droplet(id int) *godo.Droplet {
+	if d := l.droplets[id]; d != nil {
+		return d.droplet()
+	}
+	return nil
 }
 
 // unusedListLifetime is how long a list no Droplet asked for is kept: boot
@@ -89,17 +97,17 @@ func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore
 	key := f.key(client, tag)
 	best := f.freshest(key, id, newer)
 	if best != nil && f.serves(key, best, maxAge) && !best.taken.Before(notBefore) {
-		return best.droplets[id], nil
+		return best.droplet(id), nil
 	}
 	fresh, err := f.relist(key)
 	switch {
 	case err == nil:
-		return fresh.droplets[id], nil
+		return fresh.droplet(id), nil
 	case best != nil && !best.taken.Before(notBefore) && digitalocean.IsHeldBack(err):
 		// A Droplet that only took a list it asked for itself would, with
 		// hundreds asking in turn, see hardly any of the lists that fit in
 		// the token's budget.
-		return best.droplets[id], nil
+		return best.droplet(id), nil
 	}
 	return nil, err
 }
@@ -154,13 +162,15 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		ctx, cancel := digitalocean.CallContext(f.ctx, f.priority(key))
 		defer cancel()
 		taken := time.Now()
-		found, err := digitalocean.ListByTag(ctx, key.client, key.tag)
+		found, err := digitalocean.ListSummariesByTag(ctx, key.client, key.tag)
 		if err != nil {
 			return nil, err
 		}
-		list := &fleetList{taken: taken, droplets: make(map[int]*godo.Droplet, len(found))}
+		list := &fleetList{taken: taken, droplets: make(map[int]*listedDroplet, len(found))}
+		kept := make([]listedDroplet, len(found))
 		for i := range found {
-			list.droplets[found[i].ID] = &found[i]
+			kept[i] = listed(&found[i])
+			list.droplets[kept[i].id] = &kept[i]
 		}
 		f.mu.Lock()
 		previous := f.byList[key]
@@ -206,7 +216,7 @@ func changedIDs(before, after *fleetList) []int {
 	var out []int
 	for id, old := range before.droplets {
 		now, ok := after.droplets[id]
-		if !ok || dropletState(old) != dropletState(now) {
+		if !ok || old.observedState != now.observedState {
 			out = append(out, id)
 		}
 	}

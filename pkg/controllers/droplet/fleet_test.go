@@ -102,12 +102,12 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 
 func TestChangedIDsSeesNewDroplets(t *testing.T) {
 	a := &godo.Droplet{ID: 1, Status: "new"}
-	before := &fleetList{droplets: map[int]*godo.Droplet{1: a}}
-	after := &fleetList{droplets: map[int]*godo.Droplet{1: {ID: 1, Status: "new"}, 2: {ID: 2, Status: "new"}}}
+	before := &fleetList{droplets: listedAll(map[int]*godo.Droplet{1: a})}
+	after := &fleetList{droplets: listedAll(map[int]*godo.Droplet{1: {ID: 1, Status: "new"}, 2: {ID: 2, Status: "new"}})}
 	if got := changedIDs(before, after); !slices.Equal(got, []int{2}) {
 		t.Errorf("changedIDs = %v, want [2]", got)
 	}
-	after.droplets[1].Status = "active"
+	after.droplets[1].status = "active"
 	if got := slices.Sorted(slices.Values(changedIDs(before, after))); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("changedIDs after a status change = %v, want [1 2]", got)
 	}

@@ -114,7 +114,7 @@ func (s *sweeper) sweep(ctx context.Context) {
 func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVMs map[string]bool, log *logrus.Entry) {
 	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
 	defer cancel()
-	found, err := digitalocean.ListByTag(callCtx, client, digitalocean.InstallationTag(s.opts.InstallationID))
+	found, err := digitalocean.ListSummariesByTag(callCtx, client, digitalocean.InstallationTag(s.opts.InstallationID))
 	if err != nil {
 		log.WithError(err).Warn("orphan sweep: listing droplets")
 		return
