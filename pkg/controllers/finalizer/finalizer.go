@@ -39,9 +39,9 @@ type Registrar interface {
 }
 
 // RegisterCleanup registers cleanup as wrangler's OnRemove does (the same
-// handler name, so the same finalizer), except that objects foreign
-// reports are never given the finalizer: someone else's objects, which the
-// handler must not hold up. One that has it already is handled as usual.
+// handler name, so the same finalizer), except that an object foreign
+// picks out (someone else's, which the handler must not hold up) is never
+// given the finalizer. One that has it already is handled as usual.
 func RegisterCleanup[T generic.RuntimeMetaObject](ctx context.Context, c Registrar, name string, cleanup generic.ObjectHandler[T], foreign func(T) bool) {
 	remove := generic.NewRemoveHandler(name, c.Updater(), generic.FromObjectHandlerToHandler(cleanup))
 	c.AddGenericHandler(ctx, name, func(key string, obj runtime.Object) (runtime.Object, error) {
