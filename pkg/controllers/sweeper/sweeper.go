@@ -237,15 +237,22 @@ func (s *sweeper) keyMayBeInFlight(k godo.Key) bool {
 
 // tokens are every token this installation may have used (see Tokens).
 func (s *sweeper) tokens() map[string]string {
+	return CachedTokens(s.opts.Namespace, s.droplets, s.envs, s.secrets)
+}
+
+// CachedTokens are Tokens read from the caches: those of namespace's
+// Droplets and DigitalOcean Environments.
+func CachedTokens(namespace string, droplets provcontrollers.DropletCache, envCache hfcontrollers.EnvironmentCache,
+	secrets corecontrollers.SecretCache) map[string]string {
 	var refs []v1alpha1.SecretKeyRef
-	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
-		for _, d := range droplets {
+	if all, err := droplets.List(namespace, labels.Everything()); err == nil {
+		for _, d := range all {
 			refs = append(refs, d.Spec.TokenSecretRef)
 		}
 	}
-	envs, _ := s.envs.List(s.opts.Namespace, labels.Everything())
+	envs, _ := envCache.List(namespace, labels.Everything())
 	return Tokens(refs, envs, func(ref v1alpha1.SecretKeyRef) (string, error) {
-		return digitalocean.ReadToken(s.secrets, s.opts.Namespace, ref)
+		return digitalocean.ReadToken(secrets, namespace, ref)
 	})
 }
 

@@ -23,7 +23,6 @@ import (
 
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -31,7 +30,6 @@ import (
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -99,16 +97,7 @@ func (h *handler) liveVM(obj metav1.Object, name string) (*hfv1.VirtualMachine, 
 // an alpha droplet or key whose VM is gone is deleted with whichever
 // token's account has it (DigitalOcean answers 404 to the others).
 func (h *handler) tokens() map[string]string {
-	var refs []v1alpha1.SecretKeyRef
-	if droplets, err := h.droplets.Cache().List(h.namespace, labels.Everything()); err == nil {
-		for _, d := range droplets {
-			refs = append(refs, d.Spec.TokenSecretRef)
-		}
-	}
-	envs, _ := h.envs.List(h.namespace, labels.Everything())
-	return sweeper.Tokens(refs, envs, func(ref v1alpha1.SecretKeyRef) (string, error) {
-		return digitalocean.ReadToken(h.secrets, h.namespace, ref)
-	})
+	return sweeper.CachedTokens(h.namespace, h.droplets.Cache(), h.envs, h.secrets)
 }
 
 // deleteEverywhere deletes one droplet or key by ID with each token until
