@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/environment"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
@@ -54,6 +55,9 @@ type Options struct {
 	// TagTidyDelay is how long Droplet deletes must pause before our empty
 	// tags are deleted, and how long each must stay empty first.
 	TagTidyDelay time.Duration
+	// KeyDeleteDelay is how long Droplet deletes must pause before deleted
+	// VMs' SSH keys are deleted in DigitalOcean.
+	KeyDeleteDelay time.Duration
 	// WarmPoolSurplusIdle is how long a ready member beyond an auto-sized
 	// pool's size waits unclaimed before it is deleted (warmpool's default when zero).
 	WarmPoolSurplusIdle time.Duration
@@ -118,6 +122,9 @@ func (o *Options) defaults() {
 	if o.TagTidyDelay <= 0 {
 		o.TagTidyDelay = DefaultTagTidyDelay
 	}
+	if o.KeyDeleteDelay <= 0 {
+		o.KeyDeleteDelay = DefaultKeyDeleteDelay
+	}
 	if o.ResyncMode == "" {
 		o.ResyncMode = droplet.ResyncBatched
 	}
@@ -133,6 +140,10 @@ func (o *Options) defaults() {
 // event's deletes, and a minute empty is long after any request that
 // relied on a tag.
 const DefaultTagTidyDelay = time.Minute
+
+// DefaultKeyDeleteDelay: deleted VMs' keys wait for the end of an event's
+// droplet deletes as the tag tidy does; a key costs nothing meanwhile.
+const DefaultKeyDeleteDelay = time.Minute
 
 // UnreachableError means the Kubernetes API did not answer at start.
 type UnreachableError struct {
@@ -258,7 +269,10 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
 		SSHPort: opts.SSHPort},
 		clients, droplets, keys, secrets, vms, recorder)
-	key.Register(ctx, clients, keys, droplets, secrets, vms.Cache(), recorder)
+	// Deleted VMs' keys and our empty tags wait for droplet deletes to pause.
+	deletes := deletepause.New(time.Now())
+	deletes.Register(ctx, droplets)
+	key.Register(ctx, key.Options{DeletePause: deletes, PauseDelay: opts.KeyDeleteDelay}, clients, keys, droplets, secrets, vms.Cache(), recorder)
 	takeover.Register(ctx, opts.Namespace, clients, droplets, keys, vms, envs.Cache(), secrets.Cache(), recorder)
 	tokensecret.Register(ctx, secrets, droplets, keys)
 	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder, verdicts)
@@ -271,7 +285,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 	synced := make(chan struct{})
 	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
 		Interval: opts.SweepInterval, Grace: opts.OrphanGrace,
-		TagTidyDelay: opts.TagTidyDelay, BootBucketLife: droplet.BootBucketLife(opts.BootResync)},
+		TagTidyDelay: opts.TagTidyDelay, BootBucketLife: droplet.BootBucketLife(opts.BootResync), Pause: deletes},
 		clients, vms.Cache(), envs.Cache(), droplets, keys.Cache(), secrets.Cache(),
 		prov.Provisioning().V1alpha1().WarmPool().Cache(), synced)
 

@@ -53,6 +53,8 @@ const (
 	// baseline's is beyond any run, so it never deletes a tag.
 	tagTidyDelay         = time.Minute
 	baselineTagTidyDelay = 1000 * time.Hour
+	// keyDeleteDelay is the controller's default --key-delete-delay.
+	keyDeleteDelay = time.Minute
 	// orphanGrace is not scaled: it is a margin against Kubernetes latency,
 	// which the scale does not shorten, and scaled it would let the sweep
 	// take a slow VM's key or droplet for an orphan.

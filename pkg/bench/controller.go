@@ -34,7 +34,7 @@ func BuildController(ctx context.Context, dir string) (string, error) {
 // claims.
 var optionalFlags = []string{
 	"--leader-elect=false", "--resync-mode=per-droplet", "--rate-limiter=false", "--rate-limits=250/1m,5000/1h",
-	"--rate-limit-headroom=0.1", "--ssh-port=22", "--tag-tidy-delay=1m",
+	"--rate-limit-headroom=0.1", "--ssh-port=22", "--tag-tidy-delay=1m", "--key-delete-delay=1m",
 }
 
 // ProbeFlags returns the optional flags bin rejects, by name ("--resync-mode").
@@ -74,6 +74,7 @@ func (c *Config) controllerArgs(scale timeScale, mode Mode, namespace, kubeconfi
 		"--boot-resync=" + compactDuration(scale.toReal(bootResync)),
 		"--sweep-interval=" + compactDuration(scale.toReal(sweepInterval)),
 		"--orphan-grace=" + compactDuration(orphanGrace),
+		"--key-delete-delay=" + compactDuration(scale.toReal(keyDeleteDelay)),
 	}
 	if c.Workers > 0 {
 		args = append(args, fmt.Sprintf("--workers=%d", c.Workers))

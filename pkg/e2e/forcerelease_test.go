@@ -51,21 +51,12 @@ func TestForceReleaseLetsAStuckDeletionGo(t *testing.T) {
 		}
 	}
 
-	// Without the annotation, the deletion waits and says why.
+	// Without the annotation, the deletion waits and says why (each Key
+	// waits for its Droplet: droplets are deleted first).
 	w.eventually(60*time.Second, "deletions blocked with Deleting=False/Unauthorized", func() string {
 		for _, n := range names {
-			d, err := w.droplets.Get(w.ns, n, metav1.GetOptions{})
-			if err != nil {
-				return err.Error()
-			}
-			k, err := w.keys.Get(w.ns, n, metav1.GetOptions{})
-			if err != nil {
-				return err.Error()
-			}
-			for what, obj := range map[string]interface{}{"Droplet " + n: d, "Key " + n: k} {
-				if msg := expectCondition(obj, v1alpha1.Deleting, "Unauthorized", "DigitalOcean rejected the API token"); msg != "" {
-					return what + ": " + msg
-				}
+			if msg := w.blockedUnauthorized("Droplet", n); msg != "" {
+				return msg
 			}
 		}
 		return ""
@@ -96,10 +87,14 @@ func TestForceReleaseLetsAStuckDeletionGo(t *testing.T) {
 		return ""
 	})
 
-	// On the Droplet alone: only the Droplet goes; the Key, and so the VM, wait.
+	// On the Droplet alone: the Droplet goes, and so the VM (its Key
+	// deletes its key on its own); the Key waits, and says why.
 	w.annotateForceRelease(func(p []byte) error { _, err := w.droplets.Patch(w.ns, "parts", types.MergePatchType, p); return err })
-	w.eventually(60*time.Second, "the Droplet of parts released", func() string { return w.present("parts", true, false, true) })
-	w.consistently(3*time.Second, "the Key of parts and its VM kept", func() string { return w.present("parts", true, false, true) })
+	w.eventually(60*time.Second, "the Droplet and VM of parts released", func() string { return w.present("parts", false, false, true) })
+	w.eventually(60*time.Second, "the Key of parts blocked with Deleting=False/Unauthorized", func() string {
+		return w.blockedUnauthorized("Key", "parts")
+	})
+	w.consistently(3*time.Second, "the Key of parts kept", func() string { return w.present("parts", false, false, true) })
 	if events := w.vmEvents("parts"); !hasEvent(events, fmt.Sprintf("droplet %d may still exist and bill", dropletID["parts"])) {
 		t.Errorf("VM events %q do not name droplet %d", events, dropletID["parts"])
 	}
@@ -176,4 +171,23 @@ func (w *world) consistently(d time.Duration, what string, cond func() string) {
 			w.t.Fatalf("%s: %s", what, msg)
 		}
 	}
+}
+
+// blockedUnauthorized says how the Droplet or Key (kind) name is not yet
+// blocked with Deleting=False/Unauthorized.
+func (w *world) blockedUnauthorized(kind, name string) string {
+	var obj interface{}
+	var err error
+	if kind == "Droplet" {
+		obj, err = w.droplets.Get(w.ns, name, metav1.GetOptions{})
+	} else {
+		obj, err = w.keys.Get(w.ns, name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return err.Error()
+	}
+	if msg := expectCondition(obj, v1alpha1.Deleting, "Unauthorized", "DigitalOcean rejected the API token"); msg != "" {
+		return kind + " " + name + ": " + msg
+	}
+	return ""
 }

@@ -305,6 +305,9 @@ func startControllerProcess(t *testing.T, bin string, w *world, logs *testutil.S
 		// counted. (Keys have no age at DigitalOcean: no grace spares them.)
 		"--sweep-interval=1h", "--orphan-grace=1h",
 	)
+	if o.KeyDeleteDelay > 0 {
+		cmd.Args = append(cmd.Args, "--key-delete-delay="+o.KeyDeleteDelay.String())
+	}
 	if o.WarmPoolSurplusIdle > 0 {
 		cmd.Args = append(cmd.Args, "--warm-pool-surplus-idle="+o.WarmPoolSurplusIdle.String())
 	}

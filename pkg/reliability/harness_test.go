@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -85,6 +86,9 @@ type worldOptions struct {
 	workers      int
 	// sweepInterval and orphanGrace are the orphan sweep's; 0 keeps the app's defaults.
 	sweepInterval, orphanGrace time.Duration
+	// keyDeleteDelay is the controller's --key-delete-delay; a second when
+	// zero, so that deleted VMs' keys go soon after their droplets.
+	keyDeleteDelay time.Duration
 	// noController leaves starting the controller to the test, e.g. as a
 	// process it can kill (see startProcess).
 	noController bool
@@ -150,6 +154,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
 		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
 		SSHPort: w.do.SSHPort(), SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
+		KeyDeleteDelay: cmp.Or(o.keyDeleteDelay, time.Second),
 	}
 	if o.noController {
 		return w

@@ -11,6 +11,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
@@ -54,17 +55,29 @@ type handler struct {
 	// held holds, by Key UID, the Events of the pass under way until its
 	// status write succeeds (*events.Buffer).
 	held sync.Map
+	// pause and pauseDelay order a deleted VM's key delete after the
+	// droplets' (see afterdroplets.go).
+	pause      *deletepause.Pause
+	pauseDelay time.Duration
+}
+
+// Options tune the Key controller.
+type Options struct {
+	// DeletePause tells when Droplet deletes paused; a deleted VM's key is
+	// deleted in DigitalOcean once they have paused for PauseDelay.
+	DeletePause *deletepause.Pause
+	PauseDelay  time.Duration
 }
 
 // Register wires the Key handlers.
-func Register(ctx context.Context, clients *digitalocean.Clients,
+func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	keys provcontrollers.KeyController,
 	droplets provcontrollers.DropletController,
 	secrets corecontrollers.SecretController,
 	vms hfcontrollers.VirtualMachineCache,
 	recorder record.EventRecorder) {
 	h := &handler{ctx: ctx, clients: clients, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: vms,
-		recorder: recorder, backoff: digitalocean.NewBackoff()}
+		recorder: recorder, backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
 	// The original alpha provisioner's Keys are the takeover's to clean up
@@ -73,7 +86,8 @@ func Register(ctx context.Context, clients *digitalocean.Clients,
 	keys.OnChange(ctx, HandlerName, h.sync)
 
 	// A Droplet's own Key is retired once its droplet exists, and
-	// registered again should it have to be made again.
+	// registered again should it have to be made again; a deleting Key
+	// deletes its key once its Droplet is gone.
 	related.OnChange(droplets.Informer(), func(obj any) any {
 		d, ok := obj.(*v1alpha1.Droplet)
 		return ok && served(d)
@@ -102,7 +116,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	}
 	d := h.ownDroplet(k)
 	switch {
-	case k.Status.KeyID != 0 && served(d) && d.DeletionTimestamp == nil:
+	case k.Status.KeyID != 0 && served(d) && d.DeletionTimestamp == nil && !h.vmDeleting(k):
 		orig := k
 		k = k.DeepCopy()
 		return h.finish(orig, k, h.retire(k, d.Status.DropletID))
@@ -200,7 +214,8 @@ func (h *handler) client(k *v1alpha1.Key) (*godo.Client, error) {
 	return h.clients.For(token)
 }
 
-// cleanup deletes the key in DigitalOcean; a 404 means it is already gone.
+// cleanup deletes the key in DigitalOcean, after the droplets (see
+// afterdroplets.go); a 404 means it is already gone.
 func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	if vm := h.vmOf(k); vm != nil && vm.DeletionTimestamp == nil {
 		// Deleted by hand while its VM lives: the new Key adopts it by fingerprint.
@@ -221,6 +236,10 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	}
 	orig := k
 	k = k.DeepCopy()
+	if wait := h.waitForDroplets(k); wait > 0 {
+		logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Debugf("SSH key deleted in DigitalOcean once droplet deletes pause; looking again in %v", wait)
+		return h.wait(orig, k, wait)
+	}
 	client, err := h.client(k)
 	if err != nil {
 		if k.Status.KeyID == 0 && k.Status.Conditions == nil {
@@ -230,10 +249,13 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		h.transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
 		return h.wait(orig, k, time.Minute)
 	}
+	if wait := h.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
+		return h.wait(orig, k, wait)
+	}
 	// Even a Key without status may have been registered: the create can
 	// succeed and the status write after it fail (the Key being deleted at
 	// that moment is enough). Deleting by fingerprint costs one call.
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
+	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
 	defer cancel()
 	if k.Status.KeyID != 0 {
 		_, err = client.Keys.DeleteByID(ctx, k.Status.KeyID)

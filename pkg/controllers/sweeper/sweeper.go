@@ -13,6 +13,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -37,6 +38,8 @@ type Options struct {
 	TagTidyDelay time.Duration
 	// BootBucketLife is how long a boot bucket may be handed to creates.
 	BootBucketLife time.Duration
+	// Pause tells when Droplet deletes paused; nil: the tidy keeps its own.
+	Pause *deletepause.Pause
 }
 
 type sweeper struct {
@@ -58,7 +61,11 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	droplets provcontrollers.DropletController, keys provcontrollers.KeyCache,
 	secrets corecontrollers.SecretCache, pools provcontrollers.WarmPoolCache, synced <-chan struct{}) {
 	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets.Cache(), keys: keys, secrets: secrets, pools: pools}
-	s.tidy = newTagTidy(s, opts.TagTidyDelay, opts.BootBucketLife)
+	pause := opts.Pause
+	if pause == nil {
+		pause = deletepause.New(time.Now())
+	}
+	s.tidy = newTagTidy(s, opts.TagTidyDelay, opts.BootBucketLife, pause)
 	droplets.OnChange(ctx, "tag-tidy", s.tidy.onDroplet)
 	go s.tidy.run(ctx, synced)
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
@@ -17,9 +18,9 @@ import (
 //
 // When: only after Droplets were deleted (a tag empties when its last
 // droplet goes) or at start (what a crash or an earlier version left), and
-// only once no Droplet has been deleted for a delay, so that the requests
-// never share an event's end with its deletes; a steady stream of deletes
-// defers it at most maxDeferDelays delays.
+// only once no Droplet has been deleted for a delay (deletepause), so that
+// the requests never share an event's end with its deletes; a steady stream
+// of deletes defers it at most deletepause.MaxDeferDelays delays.
 //
 // What: a tag DigitalOcean lists with no resource in two listings at least
 // a delay apart, that no VM, Droplet or WarmPool of ours needs (tagNeeds)
@@ -37,8 +38,8 @@ type tagTidy struct {
 	// nothing more to do; dirtySince is when that began.
 	dirty      bool
 	dirtySince time.Time
-	// lastDeleting is when a deleting Droplet was last seen.
-	lastDeleting time.Time
+	// pause tells when a deleting Droplet was last seen.
+	pause *deletepause.Pause
 	// notBefore holds the next round back (a confirmation not due, no room).
 	notBefore time.Time
 	tokens    map[string]*tokenTags
@@ -47,9 +48,6 @@ type tagTidy struct {
 	known map[string]string
 	wake  chan struct{}
 }
-
-// maxDeferDelays bounds how long deletes going on defer a round.
-const maxDeferDelays = 15
 
 // tokenTags is one token's tidy state.
 type tokenTags struct {
@@ -62,11 +60,11 @@ type tokenTags struct {
 	bootFree time.Time
 }
 
-func newTagTidy(s *sweeper, delay, bootBucketLife time.Duration) *tagTidy {
-	return &tagTidy{s: s, delay: delay, bootBucketLife: bootBucketLife,
+func newTagTidy(s *sweeper, delay, bootBucketLife time.Duration, pause *deletepause.Pause) *tagTidy {
+	return &tagTidy{s: s, delay: delay, bootBucketLife: bootBucketLife, pause: pause,
 		// What a crash or an earlier version left is looked for a delay
-		// after the start.
-		dirty: true, dirtySince: time.Now(), lastDeleting: time.Now(), tokens: map[string]*tokenTags{}, known: map[string]string{}, wake: make(chan struct{}, 1)}
+		// after the start (the pause's own start).
+		dirty: true, dirtySince: time.Now(), tokens: map[string]*tokenTags{}, known: map[string]string{}, wake: make(chan struct{}, 1)}
 }
 
 // onDroplet notes Droplets being deleted or gone: their tags may empty.
@@ -93,8 +91,8 @@ func (t *tagTidy) noteDeleted() {
 	if !t.dirty {
 		t.dirty, t.dirtySince = true, now
 	}
-	t.lastDeleting = now
 	t.mu.Unlock()
+	t.pause.Note(now)
 	select {
 	case t.wake <- struct{}{}:
 	default:
@@ -139,10 +137,7 @@ func (t *tagTidy) schedule(now time.Time) (bool, time.Duration) {
 	if !t.dirty {
 		return false, 0
 	}
-	at := t.lastDeleting.Add(t.delay)
-	if capped := t.dirtySince.Add(maxDeferDelays * t.delay); capped.Before(at) {
-		at = capped
-	}
+	at := now.Add(t.pause.Wait(now, t.dirtySince, t.delay))
 	if t.notBefore.After(at) {
 		at = t.notBefore
 	}
@@ -172,7 +167,7 @@ func (t *tagTidy) round(ctx context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.notBefore = next
-	if next.IsZero() && !t.lastDeleting.After(now) {
+	if next.IsZero() && !t.pause.Last().After(now) {
 		// Nothing left to confirm or delete, and no Droplet deleted since
 		// the round began.
 		t.dirty = false
@@ -196,7 +191,7 @@ func (t *tagTidy) tokensToTidy() map[string]string {
 func (t *tagTidy) forgetToken(hash string, roundBegan time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.lastDeleting.After(roundBegan) {
+	if !t.pause.Last().After(roundBegan) {
 		delete(t.known, hash)
 	}
 }

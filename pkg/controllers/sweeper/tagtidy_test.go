@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 )
@@ -16,7 +17,7 @@ import (
 func TestTagTidyWaitsForDeletesToPause(t *testing.T) {
 	delay := time.Minute
 	start := time.Now()
-	tt := newTagTidy(&sweeper{}, delay, time.Minute)
+	tt := newTagTidy(&sweeper{}, delay, time.Minute, deletepause.New(time.Now()))
 	if due, _ := tt.schedule(start); due {
 		t.Error("a round due at the start: what was left behind is looked for a delay after it")
 	}
@@ -37,11 +38,11 @@ func TestTagTidyWaitsForDeletesToPause(t *testing.T) {
 		t.Error("no round a delay after the last delete")
 	}
 	// Deletes every half delay keep pushing it back, up to the cap.
-	tt.lastDeleting = deleted.Add(maxDeferDelays*delay - delay/2)
-	if due, _ := tt.schedule(deleted.Add(maxDeferDelays*delay - time.Second)); due {
+	tt.pause.Note(deleted.Add(deletepause.MaxDeferDelays*delay - delay/2))
+	if due, _ := tt.schedule(deleted.Add(deletepause.MaxDeferDelays*delay - time.Second)); due {
 		t.Error("a round while deletes go on, before the cap")
 	}
-	if due, _ := tt.schedule(deleted.Add(maxDeferDelays*delay + time.Second)); !due {
+	if due, _ := tt.schedule(deleted.Add(deletepause.MaxDeferDelays*delay + time.Second)); !due {
 		t.Error("deletes going on deferred the round past the cap")
 	}
 }
@@ -91,7 +92,7 @@ func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
 		}
 	}
 	delay := 500 * time.Millisecond
-	tt := newTagTidy(&sweeper{clients: clients, opts: Options{InstallationID: "i"}}, delay, time.Minute)
+	tt := newTagTidy(&sweeper{clients: clients, opts: Options{InstallationID: "i"}}, delay, time.Minute, deletepause.New(time.Now()))
 	needs := tagNeeds{tags: map[string]bool{}, inUse: func(string) bool { return false }}
 	next := func() time.Duration {
 		called := time.Now()

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/sirupsen/logrus"
@@ -21,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 )
 
 // InUseFinalizer is on every token Secret the provisioner makes. It is
@@ -30,9 +32,10 @@ const InUseFinalizer = "provisioning.hobbyfarm.io/token-in-use"
 // HandlerName is part of the API too.
 const HandlerName = "hf-provisioner-digitalocean-token-secret"
 
-// recheck is how often a deleting token Secret looks for its users again;
-// a Droplet's or Key's cleanup takes a DigitalOcean request or two.
-const recheck = 2 * time.Second
+// recheck is how often a deleting token Secret looks for its users again
+// should a removal be missed: each user's removal queues it (Register). A
+// deleted VM's Key may wait minutes for droplet deletes to pause.
+const recheck = 30 * time.Second
 
 type handler struct {
 	secrets  corecontrollers.SecretController
@@ -45,6 +48,28 @@ func Register(ctx context.Context, secrets corecontrollers.SecretController,
 	droplets provcontrollers.DropletController, keys provcontrollers.KeyController) {
 	h := &handler{secrets: secrets, droplets: droplets, keys: keys}
 	secrets.OnChange(ctx, HandlerName, h.release)
+	// A Droplet's or Key's removal may free the Secret it read.
+	for _, informer := range []cache.SharedIndexInformer{droplets.Informer(), keys.Informer()} {
+		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if namespace, name := secretRead(obj); name != "" {
+				secrets.Enqueue(namespace, name)
+			}
+		}})
+	}
+}
+
+// secretRead is the namespace and name of the token Secret a Droplet or Key reads.
+func secretRead(obj any) (string, string) {
+	switch o := obj.(type) {
+	case *v1alpha1.Droplet:
+		return o.Namespace, o.Spec.TokenSecretRef.Name
+	case *v1alpha1.Key:
+		return o.Namespace, o.Spec.TokenSecretRef.Name
+	}
+	return "", ""
 }
 
 // WithFinalizer puts InUseFinalizer on a token Secret being made.

@@ -1,6 +1,7 @@
 package virtualmachine
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
+	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -38,7 +40,8 @@ func (h *handler) cleanup(key string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMac
 
 // cleanUp deletes the deleted VM key's Droplet and Key, whose own
 // finalizers remove them from DigitalOcean, and keeps the VM's finalizer
-// until both are gone, and Gargantua's VM set finalizer too (see
+// until the Droplet is gone and the Key is gone or handed off (see
+// keyHandedOff), and Gargantua's VM set finalizer too (see
 // GargantuaVMSetFinalizer). Other finalizers on the VM are not ours to
 // touch. A VM with v1alpha1.ForceReleaseAnnotation passes it on to its Droplet and
 // Key, which then go without deleting anything in DigitalOcean. It returns
@@ -70,7 +73,16 @@ func (h *handler) cleanUp(key string) (time.Duration, error) {
 		// Gargantua's removal of its finalizer queues the VM again.
 		return wait, nil
 	}
-	return noRecheck, h.release(vm)
+	return noRecheck, h.release(vm, h.handedOffKey(vm))
+}
+
+// handedOffKey is vm's Key if it deletes its key on its own after vm is
+// gone (keyHandedOff), or nil.
+func (h *handler) handedOffKey(vm *hfv1.VirtualMachine) *v1alpha1.Key {
+	if k, err := h.keys.Cache().Get(vm.Namespace, vm.Name); err == nil && keyHandedOff(k) {
+		return k
+	}
+	return nil
 }
 
 // deleteChildren deletes what is left of vm's Droplet and Key and says
@@ -82,7 +94,8 @@ func (h *handler) deleteChildren(vm *hfv1.VirtualMachine) (pending bool, err err
 	var forced []string
 
 	deleting := false
-	left, err := remaining(h.children(vm))
+	// A force release reaches the Key too: it is never handed off then.
+	left, err := remaining(h.children(vm, !force))
 	if err != nil {
 		return true, err
 	}
@@ -115,8 +128,8 @@ func (h *handler) deleteChildren(vm *hfv1.VirtualMachine) (pending bool, err err
 }
 
 // release deletes the VM's key pair and token Secrets and removes its
-// finalizer, once its Droplet and Key are gone.
-func (h *handler) release(vm *hfv1.VirtualMachine) error {
+// finalizer, once its Droplet is gone and its Key gone or handedOff.
+func (h *handler) release(vm *hfv1.VirtualMachine, handedOff *v1alpha1.Key) error {
 	log := logrus.WithField("vm", vm.Name)
 	// Only now may the token go; the key pair is useless without the droplet.
 	// Garbage collection would get them too, but not while another
@@ -164,6 +177,12 @@ func (h *handler) release(vm *hfv1.VirtualMachine) error {
 		h.recorder.Event(vm, corev1.EventTypeWarning, "GargantuaFinalizerRemains", message)
 		return nil
 	}
+	if k := handedOff; k != nil {
+		log.WithField("key", keyIDOf(k)).Info("droplet is gone from DigitalOcean; releasing VM; its SSH key is deleted once droplet deletes pause")
+		h.recorder.Event(vm, corev1.EventTypeNormal, "Deleted", fmt.Sprintf(
+			"DigitalOcean droplet deleted; SSH key %d follows once droplet deletes pause (Key %s keeps its finalizer until then)", keyIDOf(k), k.Name))
+		return nil
+	}
 	log.Info("droplet and key are gone from DigitalOcean; releasing VM")
 	h.recorder.Event(vm, corev1.EventTypeNormal, "Deleted", "DigitalOcean droplet and key deleted")
 	return nil
@@ -176,6 +195,29 @@ type child struct {
 	cached, get func() (metav1.Object, string, error)
 	patch       func(mergePatch []byte) error
 	delete      func() error
+	// handedOff, when set, says the VM need not wait for it any more.
+	handedOff func(metav1.Object) bool
+}
+
+// keyHandedOff: k deletes its key in DigitalOcean by ID on its own, after
+// the droplets (see package key), and its finalizer keeps that duty across
+// restarts, so the VM need not wait for it. A Key that does not know its
+// key's ID may need the VM's key-pair Secret (it deletes by fingerprint),
+// which goes with the VM: the VM waits for that one.
+func keyHandedOff(obj metav1.Object) bool {
+	k, ok := obj.(*v1alpha1.Key)
+	return ok && k.DeletionTimestamp != nil && finalizer.Has(k, keycontroller.CleanupHandlerName) &&
+		(k.Status.KeyID != 0 || k.Spec.AdoptedKeyID != 0)
+}
+
+// keyIDOf is the DigitalOcean key a Key deletes.
+func keyIDOf(k *v1alpha1.Key) int { return cmp.Or(k.Status.KeyID, k.Spec.AdoptedKeyID) }
+
+func handOffIf(on bool, handedOff func(metav1.Object) bool) func(metav1.Object) bool {
+	if !on {
+		return nil
+	}
+	return handedOff
 }
 
 // present is a child that still exists, and what force-releasing it may
@@ -186,7 +228,7 @@ type present struct {
 	what string
 }
 
-// remaining returns the children that still exist. The cache is asked
+// remaining returns the children that still exist and are not handed off. The cache is asked
 // first: one child there is reason enough to wait, and a deleting VM is
 // looked at again on each of its children's writes. Only when the cache
 // shows none does the API confirm it, since releasing the finalizer on a
@@ -206,6 +248,9 @@ func remaining(children []child) ([]present, error) {
 			} else if err != nil {
 				return nil, err
 			}
+			if c.handedOff != nil && c.handedOff(obj) {
+				continue
+			}
 			left = append(left, present{c, obj, what})
 		}
 		if len(left) > 0 {
@@ -215,7 +260,10 @@ func remaining(children []child) ([]present, error) {
 	return nil, nil
 }
 
-func (h *handler) children(vm *hfv1.VirtualMachine) []child {
+// children are vm's Droplet and Key (and the original provisioner's
+// objects); with handOff, a Key that deletes its key on its own is not
+// waited for.
+func (h *handler) children(vm *hfv1.VirtualMachine, handOff bool) []child {
 	ns, name := vm.Namespace, vm.Name
 	describeDroplet := func(d *v1alpha1.Droplet, err error) (metav1.Object, string, error) {
 		if err != nil {
@@ -252,7 +300,8 @@ func (h *handler) children(vm *hfv1.VirtualMachine) []child {
 			_, err := h.keys.Patch(ns, name, types.MergePatchType, p)
 			return err
 		},
-		delete: func() error { return h.keys.Delete(ns, name, nil) },
+		delete:    func() error { return h.keys.Delete(ns, name, nil) },
+		handedOff: handOffIf(handOff, keyHandedOff),
 	}}, h.alphaChildren(vm)...)
 }
 

@@ -53,7 +53,7 @@ func TestReleaseBesideGargantuasFinalizerSaysSo(t *testing.T) {
 	recorder := record.NewFakeRecorder(10)
 	vms := &patchOnlyVMs{}
 	h := &handler{vms: vms, secrets: noSecrets{}, recorder: recorder}
-	if err := h.release(vm); err != nil {
+	if err := h.release(vm, nil); err != nil {
 		t.Fatal(err)
 	}
 	if vms.patches != 1 {

@@ -61,7 +61,7 @@ func TestReleaseOfAGoneVMRecordsNothing(t *testing.T) {
 		recorder := record.NewFakeRecorder(10)
 		vms := &patchOnlyVMs{err: c.err}
 		h := &handler{vms: vms, secrets: noSecrets{}, recorder: recorder}
-		if err := h.release(vm); err != nil {
+		if err := h.release(vm, nil); err != nil {
 			t.Fatalf("%s: release: %v", c.name, err)
 		}
 		if vms.patches != 1 {

@@ -1,0 +1,66 @@
+// Package deletepause tells when this installation's Droplet deletes have
+// paused. An event's end deletes its droplets in batches over a minute or
+// more. Work that costs DigitalOcean requests but saves no money (deleting
+// deleted VMs' SSH keys, tidying our empty tags) waits for the pause, so it
+// never takes the token's budget from droplets, which bill every hour.
+package deletepause
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+)
+
+// MaxDeferDelays bounds how long a steady stream of deletes defers the
+// work waiting for a pause: that many delays after it began to wait.
+const MaxDeferDelays = 15
+
+// Pause remembers when a Droplet was last seen being deleted.
+type Pause struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// New starts as if a Droplet had been deleted at now: a process that just
+// started has not seen what the one before it was deleting.
+func New(now time.Time) *Pause { return &Pause{last: now} }
+
+// Register notes every Droplet being deleted or gone.
+func (p *Pause) Register(ctx context.Context, droplets provcontrollers.DropletController) {
+	droplets.OnChange(ctx, "delete-pause", func(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
+		if d == nil || d.DeletionTimestamp != nil {
+			p.Note(time.Now())
+		}
+		return d, nil
+	})
+}
+
+// Note records a Droplet deleted (or being deleted) at the given time.
+func (p *Pause) Note(at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if at.After(p.last) {
+		p.last = at
+	}
+}
+
+// Last is when a Droplet was last seen being deleted.
+func (p *Pause) Last() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
+// Wait is how long work that began waiting at since must still wait, as of
+// now, for Droplet deletes to have paused for delay (or for the cap,
+// MaxDeferDelays delays after since); 0 when it may go.
+func (p *Pause) Wait(now, since time.Time, delay time.Duration) time.Duration {
+	at := p.Last().Add(delay)
+	if capped := since.Add(MaxDeferDelays * delay); capped.Before(at) {
+		at = capped
+	}
+	return max(0, at.Sub(now))
+}
