@@ -69,7 +69,7 @@ func TestTemplateDefaults(t *testing.T) {
 		t.Errorf("replicas = %v, want 1", d.Spec.Replicas)
 	}
 	wantRes := corev1.ResourceRequirements{}
-	if err := yaml.Unmarshal([]byte("requests: {cpu: 50m, memory: 64Mi}\nlimits: {cpu: 500m, memory: 256Mi}"), &wantRes); err != nil {
+	if err := yaml.Unmarshal([]byte("requests: {cpu: 50m, memory: 64Mi}\nlimits: {cpu: 500m, memory: 512Mi}"), &wantRes); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(c.Resources, wantRes) {
