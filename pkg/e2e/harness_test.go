@@ -65,9 +65,6 @@ type worldOptions struct {
 	workers int
 	// tagTidyDelay is the controller's --tag-tidy-delay (its default when zero).
 	tagTidyDelay time.Duration
-	// keyDeleteDelay is the controller's --key-delete-delay (a second when
-	// zero, so that deleted VMs' keys go soon after their droplets).
-	keyDeleteDelay time.Duration
 	// beforeStart prepares the world before the controller starts, as an
 	// earlier process would have left it.
 	beforeStart func(w *world)
@@ -119,7 +116,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace, TagTidyDelay: o.tagTidyDelay,
 		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,
-		KeyDeleteDelay: cmp.Or(o.keyDeleteDelay, time.Second),
+		// Deleted VMs' keys go a second after their droplets' deletes pause.
+		KeyDeleteDelay: time.Second,
 	})
 	return w
 }

@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -86,9 +85,6 @@ type worldOptions struct {
 	workers      int
 	// sweepInterval and orphanGrace are the orphan sweep's; 0 keeps the app's defaults.
 	sweepInterval, orphanGrace time.Duration
-	// keyDeleteDelay is the controller's --key-delete-delay; a second when
-	// zero, so that deleted VMs' keys go soon after their droplets.
-	keyDeleteDelay time.Duration
 	// noController leaves starting the controller to the test, e.g. as a
 	// process it can kill (see startProcess).
 	noController bool
@@ -154,7 +150,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		Config: w.cfg, Namespace: w.ns, APIURL: w.do.URL(), Workers: o.workers,
 		BootResync: o.bootResync, ActiveResync: o.activeResync, RateLimits: clientLimits,
 		SSHPort: w.do.SSHPort(), SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace,
-		KeyDeleteDelay: cmp.Or(o.keyDeleteDelay, time.Second),
+		// Deleted VMs' keys go a second after their droplets' deletes pause.
+		KeyDeleteDelay: time.Second,
 	}
 	if o.noController {
 		return w
