@@ -29,6 +29,9 @@ func TestOneStepOneEventAndOneLogLine(t *testing.T) {
 		t.Errorf("%d Created Events for the key on the VM, want 1: %q", n, w.vmEvents("once"))
 	}
 
+	// Its key retired first (one delete, its log line), the VM's deletion
+	// waits for nothing of the key's.
+	w.waitKeyRetired("once")
 	w.deleteVMWithin("once", 30*time.Second)
 	for _, line := range []string{"VM deleted; deleting its droplet", "droplet deleted in DigitalOcean", "SSH key deleted in DigitalOcean",
 		"droplet and key are gone from DigitalOcean; releasing VM"} {
