@@ -162,6 +162,9 @@ func (p *playground) startController(ctx context.Context) error {
 		p.controllerErr = app.Run(ctrlCtx, app.Options{
 			Config: p.env.Config(), Namespace: Namespace, APIURL: p.do.URL(), InstallCRDs: false,
 			BootResync: time.Second, ActiveResync: 10 * time.Second, Ready: ready, SSHPort: p.do.SSHPort(),
+			// A handful of VMs: their keys need not wait a minute for more
+			// droplet deletes, and the teardown waits for the keys.
+			KeyDeleteDelay: 2 * time.Second,
 		})
 	}()
 	select {
