@@ -228,13 +228,13 @@ type present struct {
 	what string
 }
 
-// remaining returns the children that still exist and are not handed off. The cache is asked
-// first: one child there is reason enough to wait, and a deleting VM is
-// looked at again on each of its children's writes. Only when the cache
-// shows none does the API confirm it, since releasing the finalizer on a
-// stale cache would be the one unrecoverable mistake here. (Confirming a
-// missing child on every pass cost one GET more per deleted VM: a shared
-// key's VM never has a Key of its own.)
+// remaining returns the children that still exist and are not handed
+// off. The cache is asked first: one child there is reason enough to wait,
+// and a deleting VM is looked at again on each of its children's writes.
+// Only when the cache shows none does the API confirm it, since releasing
+// the finalizer on a stale cache would be the one unrecoverable mistake
+// here. (Confirming a missing child on every pass cost one GET more per
+// deleted VM: a shared key's VM never has a Key of its own.)
 func remaining(children []child) ([]present, error) {
 	for _, read := range []func(child) (metav1.Object, string, error){
 		func(c child) (metav1.Object, string, error) { return c.cached() },
