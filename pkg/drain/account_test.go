@@ -29,21 +29,8 @@ func TestEmptyAccountTakesOnlyThisInstallations(t *testing.T) {
 	droplet("ours-2", "hf")
 	droplet("theirs", "hf-2")
 
-	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(name string) godo.Key {
-		pair, err := sshkey.NewED25519(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, _, err := client.Keys.Create(t.Context(), &godo.KeyCreateRequest{Name: name, PublicKey: pair.PublicKey})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return *k
-	}
+	client := fakeClient(t, do, token)
+	key := func(name string) godo.Key { return registerKey(t, client, name) }
 	byID, byName := key(digitalocean.KeyName("hf", "vm-1")), key(digitalocean.KeyName("hf", "vm-2"))
 	// Namespace hf-2's VM vm-1 has a key name that starts like ours.
 	key(digitalocean.KeyName("hf-2", "vm-1"))
@@ -66,4 +53,28 @@ func TestEmptyAccountTakesOnlyThisInstallations(t *testing.T) {
 	if left := do.Keys(token); len(left) != 1 || left[0].Name != digitalocean.KeyName("hf-2", "vm-1") {
 		t.Errorf("keys left: %v, want only namespace hf-2's", left)
 	}
+}
+
+// fakeClient is an unlimited DigitalOcean client of token at do.
+func fakeClient(t *testing.T, do *fake.Server, token string) *godo.Client {
+	t.Helper()
+	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// registerKey registers a new key pair's public key as name.
+func registerKey(t *testing.T, client *godo.Client, name string) godo.Key {
+	t.Helper()
+	pair, err := sshkey.NewED25519(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := client.Keys.Create(t.Context(), &godo.KeyCreateRequest{Name: name, PublicKey: pair.PublicKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *k
 }

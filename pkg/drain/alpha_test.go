@@ -11,7 +11,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -54,21 +53,8 @@ func TestEmptyAccountDeletesWhatTheAlphaRecordsByID(t *testing.T) {
 	takenOver := droplet(alpha.DropletName("vm-2"), digitalocean.InstallationTag("hf"))
 	namesake := droplet(alpha.DropletName("vm-1"))
 
-	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(name string) godo.Key {
-		pair, err := sshkey.NewED25519(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, _, err := client.Keys.Create(t.Context(), &godo.KeyCreateRequest{Name: name, PublicKey: pair.PublicKey})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return *k
-	}
+	client := fakeClient(t, do, token)
+	key := func(name string) godo.Key { return registerKey(t, client, name) }
 	leftoverKey := key(alpha.KeyName("vm-1"))
 	namesakeKeys := []godo.Key{key(alpha.KeyName("vm-1")), key(alpha.KeyName("vm-2"))}
 

@@ -85,14 +85,7 @@ func TestUpgradeFromTheAlphaInPlace(t *testing.T) {
 	u.startController()
 
 	w := u.eventually
-	w(90*time.Second, "every alpha VM taken over", func() string {
-		for name, p := range alphaVMs {
-			if why := u.takenOver(name, p); why != "" {
-				return why
-			}
-		}
-		return ""
-	})
+	u.waitTakenOver(alphaVMs)
 	w(60*time.Second, "the leftover's droplet and key deleted, its objects gone", func() string {
 		return u.gone(leftover)
 	})
@@ -380,6 +373,19 @@ func (u *upgrade) provisioning() provcontrollers.Interface {
 		u.t.Fatal(err)
 	}
 	return f.Provisioning().V1alpha1()
+}
+
+// waitTakenOver waits until every VM of alphaVMs is taken over.
+func (u *upgrade) waitTakenOver(alphaVMs map[string]*alphatest.Provisioned) {
+	u.t.Helper()
+	u.eventually(90*time.Second, "every alpha VM taken over", func() string {
+		for name, p := range alphaVMs {
+			if why := u.takenOver(name, p); why != "" {
+				return why
+			}
+		}
+		return ""
+	})
 }
 
 // takenOver says what is missing of name's takeover, or "".

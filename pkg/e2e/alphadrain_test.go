@@ -46,14 +46,7 @@ func TestDrainAfterATakeoverFromTheAlpha(t *testing.T) {
 
 	u.applyChartCRDs()
 	stop := u.runController()
-	u.eventually(90*time.Second, "every alpha VM taken over", func() string {
-		for name, p := range alphaVMs {
-			if why := u.takenOver(name, p); why != "" {
-				return why
-			}
-		}
-		return ""
-	})
+	u.waitTakenOver(alphaVMs)
 	u.createRunning("vm-new")
 	stop()
 	// A session ends while no controller runs, as during an uninstall.
@@ -93,14 +86,7 @@ func TestReleaseOnlyForARollbackToTheAlpha(t *testing.T) {
 	}
 	u.applyChartCRDs()
 	stop := u.runController()
-	u.eventually(90*time.Second, "every alpha VM taken over", func() string {
-		for name, p := range alphaVMs {
-			if why := u.takenOver(name, p); why != "" {
-				return why
-			}
-		}
-		return ""
-	})
+	u.waitTakenOver(alphaVMs)
 	u.createRunning("vm-new")
 	newDroplet := u.droplet("vm-new").Status.DropletID
 	stop()
