@@ -17,6 +17,14 @@ func ListByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Dro
 	})
 }
 
+// ListByName lists the droplets named name: DigitalOcean matches the
+// whole name, ignoring case.
+func ListByName(ctx context.Context, client *godo.Client, name string) ([]godo.Droplet, error) {
+	return listPages(ctx, 200, raisePriority, func(ctx context.Context, opt *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
+		return client.Droplets.ListByName(ctx, name, opt)
+	})
+}
+
 // ListDroplets pages through every droplet of the account.
 func ListDroplets(ctx context.Context, client *godo.Client) ([]godo.Droplet, error) {
 	return listPages(ctx, 200, raisePriority, client.Droplets.List)

@@ -26,6 +26,25 @@ const (
 // forever, so a lookup by it can never adopt another VM's droplet.
 func VMTag(vmUID string) string { return tagVMPrefix + vmUID }
 
+// IsVMTag reports a VMTag.
+func IsVMTag(tag string) bool { return strings.HasPrefix(tag, tagVMPrefix) }
+
+// PlaceTags are the installation and namespace tags among tags: a droplet
+// found by its name is this installation's, in that namespace, only if it
+// carries both.
+func PlaceTags(tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		if strings.HasPrefix(t, tagInstallationPrefix) || strings.HasPrefix(t, tagNamespacePrefix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// IsPoolTag reports a PoolTag.
+func IsPoolTag(tag string) bool { return strings.HasPrefix(tag, tagPoolPrefix) }
+
 // PoolTag marks a warm-pool droplet with its WarmPool's UID, so the orphan
 // sweep can tell a droplet of a live pool from one whose pool is gone.
 func PoolTag(poolUID string) string { return tagPoolPrefix + poolUID }
@@ -38,6 +57,11 @@ func InstallationTag(installationID string) string {
 	return truncateTag(tagInstallationPrefix + sanitizeTag(installationID))
 }
 
+// NamespaceTag marks what an installation makes for one namespace's VMs.
+func NamespaceTag(namespace string) string {
+	return truncateTag(tagNamespacePrefix + sanitizeTag(namespace))
+}
+
 // DropletTags are the tags that identify a VM's droplet, followed by extra
 // ones. Extra tags in the identifying namespace (see IsReservedTag) are
 // dropped: a droplet carrying another VM's hfdo-vm tag would be adopted by
@@ -47,7 +71,7 @@ func DropletTags(installationID, namespace, vmName, vmUID string, extra []string
 	tags := []string{
 		TagManaged,
 		InstallationTag(installationID),
-		truncateTag(tagNamespacePrefix + sanitizeTag(namespace)),
+		NamespaceTag(namespace),
 		VMNameTag(vmName),
 		VMTag(vmUID),
 	}
@@ -61,7 +85,7 @@ func PoolDropletTags(installationID, namespace, identity, poolUID string, extra 
 	tags := []string{
 		TagManaged,
 		InstallationTag(installationID),
-		truncateTag(tagNamespacePrefix + sanitizeTag(namespace)),
+		NamespaceTag(namespace),
 		VMTag(identity),
 		PoolTag(poolUID),
 	}

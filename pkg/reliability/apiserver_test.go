@@ -48,7 +48,7 @@ func TestAPIServerRestartMidProvisioning(t *testing.T) {
 	live := w.liveDroplets()
 	byVM := perVM(live)
 	if len(live) != n || len(byVM) != n {
-		t.Errorf("%d droplets for %d VM tags with %d VMs running, want %d and %d", len(live), len(byVM), n, n, n)
+		t.Errorf("%d droplets for %d VMs' names with %d VMs running, want %d and %d", len(live), len(byVM), n, n, n)
 	}
 	if d, k := w.appliedCreates(); d != n || k != n {
 		t.Errorf("DigitalOcean applied %d droplet and %d key creates, want %d each", d, k, n)

@@ -59,11 +59,11 @@ func TestFiftyVMsUnderFaults(t *testing.T) {
 	}
 	byVM := perVM(live)
 	if len(byVM) != n {
-		t.Errorf("%d distinct VM tags among the droplets, want %d", len(byVM), n)
+		t.Errorf("%d distinct VM names among the droplets, want %d", len(byVM), n)
 	}
-	for tag, ids := range byVM {
+	for vm, ids := range byVM {
 		if len(ids) != 1 {
-			t.Errorf("%s carried by droplets %v", tag, ids)
+			t.Errorf("%s served by droplets %v", vm, ids)
 		}
 	}
 	if d, k := w.appliedCreates(); d != n || k != n {

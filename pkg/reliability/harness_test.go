@@ -291,34 +291,33 @@ func (w *world) appliedCreates() (droplets, keys int) {
 	return droplets, keys
 }
 
-// perVM groups the live droplets by the tag that names their VM's UID.
+// perVM groups the live droplets by the VM they serve: by their name, in
+// their namespace (a droplet's name is its VM's, and no tag names the VM).
 func perVM(droplets []dropletView) map[string][]int {
 	out := map[string][]int{}
 	for _, d := range droplets {
-		for _, t := range d.tags {
-			if strings.HasPrefix(t, digitalocean.VMTag("")) {
-				out[t] = append(out[t], d.id)
-			}
-		}
+		vm := strings.Join(append(digitalocean.PlaceTags(d.tags), d.name), "/")
+		out[vm] = append(out[vm], d.id)
 	}
 	return out
 }
 
 type dropletView struct {
 	id   int
+	name string
 	tags []string
 }
 
 func (w *world) liveDroplets() []dropletView {
 	var out []dropletView
 	for _, d := range w.do.Droplets(w.token) {
-		out = append(out, dropletView{id: d.ID, tags: d.Tags})
+		out = append(out, dropletView{id: d.ID, name: d.Name, tags: d.Tags})
 	}
 	return out
 }
 
 // dupWatch samples DigitalOcean every interval and remembers every moment a
-// VM tag was carried by more than one live droplet.
+// VM was served by more than one live droplet.
 type dupWatch struct {
 	*sampler
 	mu      sync.Mutex
@@ -335,9 +334,9 @@ func (w *world) watchDuplicates(interval time.Duration) *dupWatch {
 		defer d.mu.Unlock()
 		d.samples++
 		d.maxLive = max(d.maxLive, len(live))
-		for tag, ids := range perVM(live) {
+		for vm, ids := range perVM(live) {
 			if len(ids) > 1 {
-				d.dups = append(d.dups, fmt.Sprintf("%s: droplets %v", tag, ids))
+				d.dups = append(d.dups, fmt.Sprintf("%s: droplets %v", vm, ids))
 			}
 		}
 	})

@@ -128,13 +128,15 @@ func (w *world) poolInvariants(vms []string, wanted int) string {
 	if err != nil {
 		return err.Error()
 	}
-	uids := map[string]string{} // hfdo-vm tag -> VM name
+	uids := map[string]string{}  // hfdo-vm tag -> VM name
+	names := map[string]string{} // droplet name -> VM name
 	for _, vm := range list.Items {
 		if slices.Contains(vms, vm.Name) {
 			if vm.Status.Status != hfv1.VmStatusRunning || vm.Status.PublicIP == "" {
 				return fmt.Sprintf("VM %s is %q", vm.Name, vm.Status.Status)
 			}
 			uids[digitalocean.VMTag(string(vm.UID))] = vm.Name
+			names[digitalocean.DropletName(vm.Name)] = vm.Name
 		}
 	}
 	if len(uids) != len(vms) {
@@ -160,8 +162,10 @@ func (w *world) poolInvariants(vms []string, wanted int) string {
 				owners = append(owners, name)
 			}
 		}
-		if name, ok := recorded[d.id]; ok && !slices.Contains(owners, name) {
-			owners = append(owners, name)
+		for _, name := range []string{recorded[d.id], names[d.name]} {
+			if name != "" && !slices.Contains(owners, name) {
+				owners = append(owners, name)
+			}
 		}
 		if len(owners) > 1 {
 			return fmt.Sprintf("droplet %d serves VMs %v", d.id, owners)

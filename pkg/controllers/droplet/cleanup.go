@@ -38,8 +38,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	}
 	if vm := h.vmOf(d); vm != nil && vm.DeletionTimestamp == nil {
 		// Deleted by hand while its VM lives: the VM handler makes a new
-		// Droplet, which adopts the same droplet by its tag or, made by a
-		// multi-create and so without one, by the ID kept on the VM.
+		// Droplet, which adopts the same droplet by the ID kept on the VM.
 		if err := h.rememberDroplet(vm, d.Status.DropletID); err != nil {
 			return d, err
 		}

@@ -101,6 +101,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	// The original alpha provisioner's Droplets are the takeover's to
 	// clean up (see package takeover).
 	droplets.Cache().AddIndexer(awaitingCreateIndex, awaitingCreate)
+	droplets.Cache().AddIndexer(dropletNameIndex, dropletNameKeys)
 	finalizer.RegisterCleanup(ctx, droplets, CleanupHandlerName, h.cleanup, alpha.IsDroplet)
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())

@@ -78,7 +78,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		if existing != nil {
 			log.WithField("droplet", existing.ID).Info("adopting existing droplet")
 			h.observe(d, existing)
-			h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found by its tag", existing.ID))
+			h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found in DigitalOcean", existing.ID))
 			return h.opts.BootResync, nil
 		}
 	}
@@ -193,6 +193,10 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch, bootTag string) error
 	intent := d.DeepCopy()
 	intent.Status.CreateBatch = batch
 	intent.Status.BootTag = bootTag
+	intent.Status.CreateTag = ""
+	if batch == "" {
+		intent.Status.CreateTag = h.createTag(d)
+	}
 	// From here on the create may reach DigitalOcean.
 	intent.Status.NotCreated = false
 	events.MarkConfigValid(intent)
@@ -224,7 +228,7 @@ func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 }
 
 // findExisting returns the VM's droplet if this process created it, its
-// batch or its VM tag lists it, or the VM has it on record.
+// batch or its name lists it, or the VM has it on record.
 func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
 	if id, ok := h.mem.createdID(d); ok {
 		return h.getCreated(ctx, client, id)
@@ -234,8 +238,8 @@ func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1al
 			return found, err
 		}
 	}
-	if found, err := findByTag(ctx, client, digitalocean.VMTag(vmUID(d))); err != nil || found != nil {
-		return found, err
+	if found, err := h.findByName(ctx, client, d); err != nil || len(found) > 0 {
+		return first(found), err
 	}
 	if id := knownDropletID(h.vmOf(d)); id != 0 {
 		found, _, err := client.Droplets.Get(ctx, id)

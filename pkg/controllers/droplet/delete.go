@@ -10,16 +10,16 @@ import (
 )
 
 // deleteTargets is what deleting a VM's droplets in DigitalOcean takes: the
-// droplet ids on record, and the VM's UID tag while the outcome of a single
-// create is unknown (sent, its answer not in): the tag is then the only way
-// to find what that create made. A droplet whose ID is known goes by ID,
-// alone or in a batch (deletebatch.go); the orphan sweep is the last line
-// of defence for anything else carrying our tags. A droplet a VM took from
-// a warm pool never carries the VM's tag, and its ID is always known
+// droplet ids on record, and the Droplet itself while the outcome of a
+// single create is unknown (sent, its answer not in): what that create made
+// is then found by its name (byname.go). A droplet whose ID is known goes
+// by ID, alone or in a batch (deletebatch.go); the orphan sweep is the last
+// line of defence for anything else of ours. A droplet a VM took from a
+// warm pool has the pool member's name, and its ID is always known
 // (spec.claimedDropletID): it goes by that ID alone.
 type deleteTargets struct {
-	ids []int
-	tag string
+	ids        []int
+	unanswered *v1alpha1.Droplet
 }
 
 // deleteTargets reads d's targets from what is on record, without asking
@@ -30,7 +30,7 @@ func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
 	createdID, createdHere := h.mem.createdID(d)
 	answered := createdHere || (v1alpha1.Created.IsTrue(d) && d.Status.DropletID != 0)
 	if uid != "" && d.Status.CreateBatch == "" && !answered && !takenOver(d) {
-		t.tag = digitalocean.VMTag(uid)
+		t.unanswered = d
 	}
 	t.add(d.Status.DropletID)
 	if isClaimed(d) {
@@ -52,7 +52,7 @@ func (t *deleteTargets) add(id int) {
 // settled: DigitalOcean confirmed every target deleted already (the reaper,
 // a batch or another cleanup sent it), so nothing is left to send.
 func (t deleteTargets) settled(m *memory) bool {
-	return t.tag == "" && len(t.ids) > 0 && !slices.ContainsFunc(t.ids, func(id int) bool { return !m.isGone(id) })
+	return t.unanswered == nil && len(t.ids) > 0 && !slices.ContainsFunc(t.ids, func(id int) bool { return !m.isGone(id) })
 }
 
 // send deletes every target DigitalOcean has not confirmed deleted yet, and
@@ -60,9 +60,13 @@ func (t deleteTargets) settled(m *memory) bool {
 // destroyed (it is gone for GET at once, though lists show it a moment
 // longer), and a 404 that it is gone already: neither needs a second look.
 func (h *handler) send(ctx context.Context, client *godo.Client, t deleteTargets) error {
-	if t.tag != "" {
-		if _, err := client.Droplets.DeleteByTag(ctx, t.tag); err != nil && !digitalocean.IsNotFound(err) {
+	if t.unanswered != nil {
+		found, err := h.findByName(ctx, client, t.unanswered)
+		if err != nil {
 			return err
+		}
+		for _, f := range found {
+			t.add(f.ID)
 		}
 	}
 	for _, id := range t.ids {

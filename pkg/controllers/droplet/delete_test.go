@@ -2,6 +2,7 @@ package droplet
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/digitalocean/godo"
@@ -33,7 +34,7 @@ func newDeleteWorld(t *testing.T) (*fake.Server, *godo.Client, *handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return do, client, &handler{vms: noVMs{}}
+	return do, client, &handler{vms: noVMs{}, droplets: dropletsWithCache{cache: byNameCache{}}}
 }
 
 // newDeleteFake is a fake DigitalOcean with deleteToken's account.
@@ -57,7 +58,7 @@ func deletingDroplet(uid types.UID, id int, batch, createdReason string) *v1alph
 	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}}
 	d.Spec.Name = "vm"
 	d.Spec.VirtualMachine = "vm"
-	d.Spec.Tags = []string{digitalocean.VMTag(string(uid))}
+	d.Spec.Tags = digitalocean.DropletTags(testInstallation, "ns", "vm", string(uid), nil)
 	d.Status.DropletID = id
 	d.Status.CreateBatch = batch
 	v1alpha1.Created.True(d)
@@ -65,29 +66,30 @@ func deletingDroplet(uid types.UID, id int, batch, createdReason string) *v1alph
 	return d
 }
 
-func TestDeleteTargetsOfAnUnansweredCreateUseTheVMTag(t *testing.T) {
+func TestDeleteTargetsOfAnUnansweredCreateAreFoundByName(t *testing.T) {
 	do, client, h := newDeleteWorld(t)
-	tag := digitalocean.VMTag("uid-1")
 	// A create whose answer was lost: DigitalOcean made it, its ID was never recorded.
-	outOfBand(do, "vm", tag)
-	outOfBand(do, "other", digitalocean.VMTag("uid-2"))
+	ours := sentBy(testInstallation, "uid-1")
+	outOfBand(do, "vm", ours...)
+	outOfBand(do, "vm", sentBy("another-installation", "uid-9")...)
+	outOfBand(do, "other", ours...)
 	d := deletingDroplet("uid-1", 0, "", "Creating")
 	v1alpha1.Created.False(d)
 
 	targets := h.deleteTargets(d)
-	if targets.tag != tag || len(targets.ids) != 0 {
-		t.Fatalf("targets = %+v, want the tag %s and nothing by id", targets, tag)
+	if targets.unanswered != d || len(targets.ids) != 0 || targets.batchable() {
+		t.Fatalf("targets = %+v, want a lookup by name and nothing by id", targets)
 	}
 	if err := h.send(context.Background(), client, targets); err != nil {
 		t.Fatal(err)
 	}
 	left := do.Droplets(deleteToken)
-	if len(left) != 1 || left[0].Name != "other" {
-		t.Errorf("left at DigitalOcean: %v, want only the other VM's droplet", left)
+	if len(left) != 2 || slices.ContainsFunc(left, func(l godo.Droplet) bool { return l.Name == "vm" && slices.Equal(l.Tags, ours) }) {
+		t.Errorf("left at DigitalOcean: %v, want the other installation's droplet of that name and another name's", left)
 	}
 	counts := do.RequestCounts()
-	if n := counts[fake.RouteDeleteDropletsByTag+" 204"]; n != 1 || len(counts) != 1 {
-		t.Errorf("requests %v, want one delete by tag and nothing else (no confirming GET)", counts)
+	if counts[fake.RouteListDroplets+" 200"] != 1 || counts[fake.RouteDeleteDroplet+" 204"] != 1 || len(counts) != 2 {
+		t.Errorf("requests %v, want one list by name and one delete", counts)
 	}
 }
 
@@ -105,7 +107,7 @@ func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", ReasonClaimedFromPool)),
 	}
 	for name, targets := range all {
-		if targets.tag != "" || len(targets.ids) != 1 || !targets.batchable() {
+		if targets.unanswered != nil || len(targets.ids) != 1 || !targets.batchable() {
 			t.Errorf("%s: targets = %+v, want its ID alone, batchable", name, targets)
 		}
 		if err := h.send(context.Background(), client, targets); err != nil {
@@ -167,7 +169,7 @@ func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
 			v1alpha1.Created.Unknown(d)
 		}
 		targets := h.deleteTargets(d)
-		if targets.tag != "" || len(targets.ids) != 1 || targets.ids[0] != 42 {
+		if targets.unanswered != nil || len(targets.ids) != 1 || targets.ids[0] != 42 {
 			t.Errorf("%s: targets = %+v, want droplet 42 alone", name, targets)
 		}
 	}

@@ -75,7 +75,7 @@ func newDeleteBatcher(h *handler) *deleteBatcher {
 // batchable: targets are droplet IDs alone, as they are for every droplet
 // whose ID is known, however it was made. A create whose answer is not in
 // goes by its VM's tag, in the Droplet's cleanup.
-func (t deleteTargets) batchable() bool { return t.tag == "" && len(t.ids) > 0 }
+func (t deleteTargets) batchable() bool { return t.unanswered == nil && len(t.ids) > 0 }
 
 // add queues d's targets for client's next batch, once per VM.
 func (b *deleteBatcher) add(client *godo.Client, d *v1alpha1.Droplet, t deleteTargets) {

@@ -246,10 +246,10 @@ func TestDeleteBatchRetriesFailuresAndLosesNothing(t *testing.T) {
 	}
 }
 
-// A create whose answer is not in goes by its VM's tag, in its cleanup.
+// A create whose answer is not in is looked up by name, in its cleanup.
 func TestDeleteBatchTakesOnlyDropletsKnownByID(t *testing.T) {
-	if (deleteTargets{tag: "hfdo-vm:x", ids: []int{1}}).batchable() {
-		t.Error("targets with a VM tag are batchable")
+	if (deleteTargets{unanswered: &v1alpha1.Droplet{}, ids: []int{1}}).batchable() {
+		t.Error("targets with a lookup by name are batchable")
 	}
 	if !(deleteTargets{ids: []int{1}}).batchable() || (deleteTargets{}).batchable() {
 		t.Error("batchable wrong for ID-only or empty targets")

@@ -1,7 +1,6 @@
 package droplet
 
 import (
-	"context"
 	"reflect"
 
 	"github.com/digitalocean/godo"
@@ -24,7 +23,7 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 		Monitoring:        d.Spec.Monitoring,
 		PrivateNetworking: d.Spec.PrivateNetworking,
 		UserData:          d.Spec.UserData,
-		Tags:              d.Spec.Tags,
+		Tags:              sentTags(d),
 		VPCUUID:           d.Spec.VPCUUID,
 	}
 }
@@ -69,19 +68,3 @@ func createImage(image string) godo.DropletCreateImage {
 
 // vmUID reads the VM's UID back from the droplet's identifying tag.
 func vmUID(d *v1alpha1.Droplet) string { return digitalocean.VMUIDFromTags(d.Spec.Tags) }
-
-// findByTag returns the oldest droplet carrying tag, or nil. The tag holds the
-// VM's UID, so at most one droplet should ever carry it.
-func findByTag(ctx context.Context, client *godo.Client, tag string) (*godo.Droplet, error) {
-	all, err := digitalocean.ListByTag(ctx, client, tag)
-	if err != nil || len(all) == 0 {
-		return nil, err
-	}
-	oldest := all[0]
-	for _, d := range all[1:] {
-		if d.ID < oldest.ID {
-			oldest = d
-		}
-	}
-	return &oldest, nil
-}

@@ -146,12 +146,14 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 	}
 }
 
-// records tell which VMs a droplet serves beyond its tags: a
-// multi-created droplet carries no VM tag, and one a VM took from a warm
-// pool carries the pool member's identity, not the VM's.
+// records tell which VMs a droplet serves beyond its tags: a droplet made
+// by this version carries no VM tag, and one a VM took from a warm pool
+// carries the pool member's identity, not the VM's.
 type records struct {
-	byID        map[int][]string  // droplet id -> UIDs of the VMs holding it
-	byBatchName map[string]string // batch tag + "/" + droplet name -> VM UID
+	byID        map[int][]string    // droplet id -> UIDs of the VMs holding it
+	byBatchName map[string]string   // batch tag + "/" + droplet name -> VM UID
+	byName      map[string][]string // droplet name -> UIDs of the VMs whose create may have made it
+	namespace   string              // the NamespaceTag of what this sweep judges
 }
 
 // recorded reads every droplet ID on record for a VM: a Droplet's
@@ -159,7 +161,8 @@ type records struct {
 // the VM its tags name),
 // and a VM's known-droplet annotation.
 func (s *sweeper) recorded() records {
-	r := records{byID: map[int][]string{}, byBatchName: map[string]string{}}
+	r := records{byID: map[int][]string{}, byBatchName: map[string]string{}, byName: map[string][]string{},
+		namespace: digitalocean.NamespaceTag(s.opts.Namespace)}
 	if droplets, err := s.droplets.List(s.opts.Namespace, labels.Everything()); err == nil {
 		for _, d := range droplets {
 			uid := digitalocean.VMUIDFromTags(d.Spec.Tags)
@@ -168,6 +171,9 @@ func (s *sweeper) recorded() records {
 			r.hold(d.Spec.AdoptedDropletID, uid)
 			if d.Status.CreateBatch != "" {
 				r.byBatchName[d.Status.CreateBatch+"/"+d.Spec.Name] = uid
+			} else if d.Status.DropletID == 0 && d.Spec.Name != "" && uid != "" {
+				// A create sent alone whose answer is not in.
+				r.byName[d.Spec.Name] = append(r.byName[d.Spec.Name], uid)
 			}
 		}
 	}
@@ -187,8 +193,10 @@ func (r records) hold(id int, uid string) {
 	}
 }
 
-// owners are the UIDs of the VMs d serves: those its tags name, and those
-// holding its ID or (multi-created) its batch and name on record.
+// owners are the UIDs of the VMs d serves: those its tags name, those
+// holding its ID on record, and those whose create may have made it: by
+// its batch and name (multi-created), or by its name alone (a create sent
+// alone, without a VM or batch tag).
 func (r records) owners(d godo.Droplet) []string {
 	out := append(vmUIDs(d.Tags), r.byID[d.ID]...)
 	for _, t := range d.Tags {
@@ -196,14 +204,25 @@ func (r records) owners(d godo.Droplet) []string {
 			out = append(out, uid)
 		}
 	}
+	if r.madeAlone(d) {
+		out = append(out, r.byName[d.Name]...)
+	}
 	return out
 }
 
-// orphaned: d is one of this installation's VM or pool droplets (a VM tag,
-// a batch tag, or an ID on record) and none of the VMs or live pool members
-// it serves exists.
+// madeAlone: d is a VM's droplet made by a create sent alone: it carries
+// the namespace's tag and no tag that names its VM, batch or pool.
+func (r records) madeAlone(d godo.Droplet) bool {
+	return slices.Contains(d.Tags, r.namespace) && !slices.ContainsFunc(d.Tags, func(t string) bool {
+		return digitalocean.IsVMTag(t) || digitalocean.IsBatchTag(t) || digitalocean.IsPoolTag(t)
+	})
+}
+
+// orphaned: d is one of this installation's VM or pool droplets (a VM,
+// batch or pool tag, an ID on record, or made alone) and none of the VMs
+// or live pool members it serves exists.
 func (r records) orphaned(d godo.Droplet, live map[string]bool) bool {
-	if len(vmUIDs(d.Tags)) == 0 && len(r.byID[d.ID]) == 0 && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) {
+	if len(vmUIDs(d.Tags)) == 0 && len(r.byID[d.ID]) == 0 && !slices.ContainsFunc(d.Tags, digitalocean.IsBatchTag) && !r.madeAlone(d) {
 		return false
 	}
 	return !slices.ContainsFunc(r.owners(d), func(uid string) bool { return live[uid] })

@@ -13,7 +13,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -272,7 +271,7 @@ func (h *handler) children(vm *hfv1.VirtualMachine, handOff bool) []child {
 		if d.Status.DropletID != 0 {
 			return d, fmt.Sprintf("droplet %d", d.Status.DropletID), nil
 		}
-		return d, "the droplet tagged " + digitalocean.VMTag(string(vm.UID)) + ", if one was made,", nil
+		return d, "the droplet named " + d.Spec.Name + ", if one was made,", nil
 	}
 	describeKey := func(k *v1alpha1.Key, err error) (metav1.Object, string, error) {
 		if err != nil {

@@ -42,7 +42,10 @@ type DropletSpec struct {
 	Monitoring        bool     `json:"monitoring,omitempty"`
 	PrivateNetworking bool     `json:"privateNetworking,omitempty"`
 	UserData          string   `json:"userData,omitempty"`
-	// Tags are all DigitalOcean tags of the droplet, including the ones that identify its VM.
+	// Tags are the droplet's DigitalOcean tags and the ones that identify
+	// its VM to this controller. A create leaves out the VM's own
+	// (hfdo-vm:, hfdo-vmname:): the droplet is found by its name, unique
+	// per installation and namespace, unless status.createTag says otherwise.
 	Tags    []string `json:"tags,omitempty"`
 	VPCUUID string   `json:"vpcUUID,omitempty"`
 	// TokenSecretRef names the Secret key that holds the DigitalOcean API token.
@@ -126,6 +129,11 @@ type DropletStatus struct {
 	// CreateBatch is the BatchTag of the multi-create request this droplet
 	// was sent in, recorded before it was sent; empty for a single create.
 	CreateBatch string `json:"createBatch,omitempty"`
+	// CreateTag is the VM's tag (hfdo-vm:) when a create sent alone carried
+	// it, recorded before it was sent: another Droplet of the same name was
+	// in the namespace then, and a name both droplets share cannot tell
+	// them apart. Empty: what the create made is found by its name.
+	CreateTag string `json:"createTag,omitempty"`
 	// BootTag is the time-bucket tag the droplet was created with (see
 	// digitalocean.BootTag), recorded before it was sent. While it boots,
 	// it is read from the list of that tag: droplets created around the
