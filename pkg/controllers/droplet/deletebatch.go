@@ -29,6 +29,10 @@ const (
 	// deletePendingPoll is how soon a Droplet's cleanup looks again while
 	// its VM's droplets wait in a batch.
 	deletePendingPoll = time.Second
+	// deleteTagReuse is how long a token's delete tag is kept after its
+	// last batch for the next one: the batches of one event's end share a
+	// tag, two requests a batch instead of three.
+	deleteTagReuse = time.Minute
 )
 
 // deleteBatcher deletes, per token, the droplets the reaper hands it in
@@ -58,6 +62,39 @@ type deleteQueue struct {
 	entries []*deleteEntry
 	// wake is signalled by each add.
 	wake chan struct{}
+	// tag is the delete tag a successful batch used, kept for the next one
+	// (see NewDeleteTag), and marked in use until released; "" if none.
+	// Only the queue's goroutine touches it.
+	tag     string
+	release func()
+}
+
+// deleteTag is q's kept tag, or a new one (fresh) marked in use.
+func (q *deleteQueue) deleteTag(clients *digitalocean.Clients) (tag string, fresh bool) {
+	if q.tag != "" {
+		return q.tag, false
+	}
+	q.tag = digitalocean.NewDeleteTag()
+	q.release = clients.UseTag(q.tag)
+	return q.tag, true
+}
+
+// dropTag stops using q's tag: after a failed batch (droplets may be left
+// under it), or once no batch has needed it for deleteTagReuse (the tag
+// tidy deletes it then).
+func (q *deleteQueue) dropTag() {
+	if q.tag != "" {
+		q.release()
+		q.tag, q.release = "", nil
+	}
+}
+
+// idle fires when q's kept tag has waited deleteTagReuse for a batch.
+func (q *deleteQueue) idle() <-chan time.Time {
+	if q.tag == "" {
+		return nil
+	}
+	return time.After(deleteTagReuse)
 }
 
 // deleteEntry is one deleted VM's droplets, as the reaper found them.
@@ -112,17 +149,21 @@ func (b *deleteBatcher) isPending(d *v1alpha1.Droplet) bool {
 // run sends client's batches until the controller stops.
 func (b *deleteBatcher) run(client *godo.Client, q *deleteQueue) {
 	ctx := b.h.ctx
+	defer q.dropTag()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-q.idle():
+			q.dropTag()
+			continue
 		case <-q.wake:
 		}
 		for b.queued(q) > 0 {
 			if !b.gather(q) {
 				return
 			}
-			if retry := b.send(client, b.take(q)); retry > 0 {
+			if retry := b.send(client, q, b.take(q)); retry > 0 {
 				select {
 				case <-ctx.Done():
 					return
@@ -193,7 +234,7 @@ func (b *deleteBatcher) done(e *deleteEntry) {
 
 // send deletes one batch and says how long to wait before the next after
 // a failure (0: go on).
-func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Duration {
+func (b *deleteBatcher) send(client *godo.Client, q *deleteQueue, batch []*deleteEntry) time.Duration {
 	batch = b.recheck(batch)
 	var ids []int
 	for _, e := range batch {
@@ -209,11 +250,18 @@ func (b *deleteBatcher) send(client *godo.Client, batch []*deleteEntry) time.Dur
 	}
 	ctx, cancel := digitalocean.CallContext(b.h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
-	tag := digitalocean.NewDeleteTag()
-	defer b.h.clients.UseTag(tag)()
-	err := digitalocean.TagDroplets(ctx, client, tag, ids)
+	tag, fresh := q.deleteTag(b.h.clients)
+	var err error
+	if fresh {
+		err = digitalocean.TagDroplets(ctx, client, tag, ids)
+	} else {
+		err = digitalocean.TagMoreDroplets(ctx, client, tag, ids)
+	}
 	if err == nil {
 		_, err = client.Droplets.DeleteByTag(ctx, tag)
+	}
+	if err != nil {
+		q.dropTag()
 	}
 	backoffKey := fmt.Sprintf("%p", client)
 	switch {

@@ -154,6 +154,45 @@ func TestTwentyDeletedVMsCostThreeRequests(t *testing.T) {
 	}
 }
 
+// The batches of one event's end share a tag: every batch after the first
+// costs two requests. A failed batch may leave droplets under its tag, so
+// the next one takes a new tag.
+func TestLaterBatchesReuseTheTagOfASuccessfulOne(t *testing.T) {
+	w := newBatchWorld(t)
+	var ids []int
+	for i := range 6 {
+		ids = append(ids, w.vm(fmt.Sprintf("vm-%d", i)))
+	}
+	w.do.ResetRequests()
+	for wave := range 2 {
+		w.deleteVM(fmt.Sprintf("vm-%d", wave))
+		w.settle()
+	}
+	total, byKey := w.dropletRequests()
+	want := map[string]int{fake.RouteCreateTag + " 201": 1, fake.RouteTagResources + " 204": 2, fake.RouteDeleteDropletsByTag + " 204": 2}
+	if total != 5 || !maps.Equal(byKey, want) {
+		t.Errorf("two batches cost %d requests %v, want %v", total, byKey, want)
+	}
+
+	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteDropletsByTag: {ErrorRate: 1, ErrorStatus: 503}}})
+	w.deleteVM("vm-2")
+	deadline := time.Now().Add(10 * time.Second)
+	for w.do.RequestCounts()[fake.RouteDeleteDropletsByTag+" 503"] == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.do.SetFaults(fake.Faults{})
+	w.settle()
+	var tags []string
+	for _, r := range w.do.TagResourcesRecords(deleteToken) {
+		if !slices.Contains(tags, r.Tag) {
+			tags = append(tags, r.Tag)
+		}
+	}
+	if len(tags) != 2 || w.live(ids[2]) {
+		t.Errorf("tags %v, vm-2's droplet live %v; want a new tag after the failed batch, and the droplet gone", tags, w.live(ids[2]))
+	}
+}
+
 func TestDeleteBatchNeverTagsALivingVMsDroplet(t *testing.T) {
 	w := newBatchWorld(t)
 	gone := w.vm("gone")
@@ -238,7 +277,7 @@ func TestDeleteBatchRetriesFailuresAndLosesNothing(t *testing.T) {
 
 	// Refused for good: handed back to the Droplet's cleanup at once.
 	c := w.vm("c")
-	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteCreateTag: {ErrorRate: 1, ErrorStatus: 401}}})
+	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteTagResources: {ErrorRate: 1, ErrorStatus: 401}}})
 	w.deleteVM("c")
 	w.settle()
 	if !w.live(c) || w.reaped("c") || !slices.Contains(w.queue.enqueued, "ns/c") {

@@ -14,7 +14,8 @@ type DeleteRecord struct {
 	Pattern string    // RouteDeleteDroplet or RouteDeleteDropletsByTag
 	Tag     string    // the tag_name of a delete by tag
 	// Deleted are the droplets this request deleted; Gone those it named
-	// (by ID, or carrying the tag) that an earlier request had deleted.
+	// (by ID, or carrying the tag) that an earlier request had deleted
+	// (but a delete by the same tag: reusing a tag names none again).
 	Deleted, Gone []int
 	Status        int
 }

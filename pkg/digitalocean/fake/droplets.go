@@ -173,6 +173,9 @@ func (s *Server) deleteDropletsByTag(c *call) reply {
 	for _, id := range acc.order {
 		if d := acc.droplets[id]; !d.deleted() && d.hasTag(tag) {
 			acc.markDeleted(d, c.now)
+			// A later delete by the same tag does not name it again: it
+			// went with this one.
+			acc.deletedTags[id] = slices.DeleteFunc(acc.deletedTags[id], func(t string) bool { return t == tag })
 			deleted = append(deleted, id)
 		}
 	}
