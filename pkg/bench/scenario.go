@@ -76,6 +76,8 @@ type scenario struct {
 	tl         timeline
 	floodBegan time.Time // the flood's first create
 	res        Result
+	// ended is when the event end's window closed (see endEvent).
+	ended time.Time
 }
 
 func (s *scenario) logf(format string, args ...any) {
@@ -142,6 +144,9 @@ func (s *scenario) run(ctx context.Context) (Result, error) {
 		s.logf("after the hold: %d of %d running", s.res.Running, s.n)
 	}
 	if err := s.endEvent(ctx, flood); err != nil {
+		return s.res, err
+	}
+	if err := s.waitKeys(ctx); err != nil {
 		return s.res, err
 	}
 	if err := s.waitTidy(ctx); err != nil {

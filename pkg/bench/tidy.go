@@ -6,14 +6,22 @@ import (
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 )
 
 // tidyBound is how long, simulated, the benchmark waits after an event's
 // end for the controller to delete the tags of ours that the event left
 // empty: the tidy waits a minute for the deletes to pause and a minute for
-// each tag to stay empty, and its deletes may use the tidy share of the
-// budget alone (a tag per VM at ssh_key_scope vm is over an hour of it).
-const tidyBound = 90 * time.Minute
+// each tag to stay empty. maxTidyPerVM is what the tidy may cost per
+// deleted VM: an event leaves its multi-creates', boot buckets' and
+// batched deletes' tags, none per VM.
+const (
+	tidyBound    = 30 * time.Minute
+	maxTidyPerVM = 0.3
+)
+
+// tagRoutes are the tag tidy's requests.
+var tagRoutes = []string{fake.RouteListTags, fake.RouteGetTag, fake.RouteDeleteTag}
 
 // emptyTagsOfOurs counts the fake's tags of this installation's kinds that
 // no droplet carries (the installation ID is the namespace).
@@ -37,9 +45,7 @@ func (s *scenario) waitTidy(ctx context.Context) error {
 		e.TagsLeft = e.TagsAtEnd
 		return nil
 	}
-	began := time.Now()
-	before := sum(byEndpoint(s.do.RequestCounts()))
-	deadline := began.Add(s.tl.current().toReal(tidyBound))
+	deadline := s.ended.Add(s.tl.current().toReal(tidyBound))
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for e.TagsLeft = e.TagsAtEnd; e.TagsLeft > 0 && time.Now().Before(deadline); e.TagsLeft = s.emptyTagsOfOurs() {
@@ -52,23 +58,25 @@ func (s *scenario) waitTidy(ctx context.Context) error {
 			return err
 		}
 	}
+	now := time.Now()
 	if e.TagsLeft == 0 {
-		e.TidySeconds = Num(s.tl.sim(began, time.Now()))
+		e.TidySeconds = Num(s.tl.sim(s.ended, now))
 	} else {
 		s.note("%d empty tags of ours still in DigitalOcean %v (simulated) after the event end", e.TagsLeft, tidyBound)
 	}
-	e.TidyRequests = sum(byEndpoint(s.do.RequestCounts())) - before
-	s.logf("tag tidy: %d empty tags of ours at the event end, %d left after %.0f s (simulated), %d requests",
-		e.TagsAtEnd, e.TagsLeft, s.tl.sim(began, time.Now()), e.TidyRequests)
+	e.TidyRequests = routesIn(s.do.Requests(), tagRoutes, s.ended, now)
+	s.logf("tag tidy: %d empty tags of ours at the event end, %d left after %.0f s (simulated), %d tag requests",
+		e.TagsAtEnd, e.TagsLeft, s.tl.sim(s.ended, now), e.TidyRequests)
 	return nil
 }
 
 // tidyTarget: an event leaves no empty tag of ours in the account.
 func tidyTarget(ours *Result) Target {
-	return check(fmt.Sprintf("after the event end at N=1000 (ours): no empty tag of ours left at DO within %v simulated", tidyBound),
+	return check(fmt.Sprintf("after the event end at N=1000 (ours): no empty tag of ours left at DO within %v simulated, ≤ %g tag requests per deleted VM", tidyBound, maxTidyPerVM),
 		[]*Result{ours}, fmt.Sprintf("needs ours at N=%d", targetN), func() (bool, string) {
 			e := &ours.EventEnd
-			return e.VMs > 0 && e.TagsLeft == 0, fmt.Sprintf("%d empty at the end of the deletes, %d left after %s s, %d requests",
+			ok := e.VMs > 0 && e.TagsLeft == 0 && float64(e.TidyRequests) <= maxTidyPerVM*float64(e.VMs)
+			return ok, fmt.Sprintf("%d empty at the end of the deletes, %d left after %s s, %d tag requests",
 				e.TagsAtEnd, e.TagsLeft, formatValue("%.0f", float64(e.TidySeconds)), e.TidyRequests)
 		})
 }

@@ -62,11 +62,12 @@ func NamespaceTag(namespace string) string {
 	return truncateTag(tagNamespacePrefix + sanitizeTag(namespace))
 }
 
-// DropletTags are the tags that identify a VM's droplet, followed by extra
-// ones. Extra tags in the identifying namespace (see IsReservedTag) are
-// dropped: a droplet carrying another VM's hfdo-vm tag would be adopted by
-// that VM or deleted with it, and another installation's tag would make its
-// orphan sweep claim the droplet.
+// DropletTags are the tags that identify a VM's droplet to this controller
+// (a Droplet's spec.tags), followed by extra ones; its create sends
+// SharedTags of them. Extra tags in the identifying namespace (see
+// IsReservedTag) are dropped: a droplet carrying another VM's hfdo-vm tag
+// would be adopted by that VM or deleted with it, and another
+// installation's tag would make its orphan sweep claim the droplet.
 func DropletTags(installationID, namespace, vmName, vmUID string, extra []string) []string {
 	tags := []string{
 		TagManaged,
@@ -110,8 +111,8 @@ func BatchTag(batchID string) string { return tagBatchPrefix + sanitizeTag(batch
 // IsBatchTag reports a BatchTag.
 func IsBatchTag(tag string) bool { return strings.HasPrefix(tag, tagBatchPrefix) }
 
-// SharedTags are tags without the ones naming a single VM: those a
-// multi-create may give all its droplets.
+// SharedTags are tags without the ones naming a single VM: those a VM's
+// droplet is created with, alone or ten at a time.
 func SharedTags(tags []string) []string {
 	var out []string
 	for _, t := range tags {
