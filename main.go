@@ -110,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (app.Options, cliSettings, erro
 	fs.DurationVar(&opts.ActiveResync, "active-resync", time.Minute, "how often an active droplet is re-read")
 	fs.DurationVar(&opts.SweepInterval, "sweep-interval", 10*time.Minute, "how often droplets and keys whose VM is gone are looked for")
 	fs.DurationVar(&opts.OrphanGrace, "orphan-grace", 10*time.Minute, "how old an orphaned droplet or key must be before it is deleted")
-	fs.DurationVar(&opts.TagTidyDelay, "tag-tidy-delay", app.DefaultTagTidyDelay, "how long droplet deletes must pause before this installation's empty tags are deleted from DigitalOcean, and how long each must stay empty first")
+	fs.DurationVar(&opts.TagTidyDelay, "tag-tidy-delay", app.DefaultTagTidyDelay, "how long droplet deletes must pause before this installation's empty tags are deleted from DigitalOcean, how long each must stay empty first, and how long a batched delete's tag is kept for the next batch")
 	fs.DurationVar(&opts.KeyDeleteDelay, "key-delete-delay", app.DefaultKeyDeleteDelay, "how long droplet deletes must pause before deleted VMs' SSH keys are deleted from DigitalOcean, so that droplets, which bill, go first")
 	fs.DurationVar(&opts.WarmPoolSurplusIdle, "warm-pool-surplus-idle", warmpool.DefaultSurplusIdle, "how long a ready droplet beyond an auto-sized warm pool's size (warm_pool: auto) waits unclaimed before it is deleted, so a lull between two bursts keeps booted droplets")
 	fs.StringVar(&s.resyncMode, "resync-mode", string(droplet.ResyncBatched), "batched: one list per token per period for all droplets; per-droplet: a GET each (for comparison only)")

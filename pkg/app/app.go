@@ -267,7 +267,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		verdicts, applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
-		SSHPort: opts.SSHPort},
+		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay},
 		clients, droplets, keys, secrets, vms, recorder)
 	// Deleted VMs' keys and our empty tags wait for droplet deletes to pause.
 	deletes := deletepause.New(time.Now())

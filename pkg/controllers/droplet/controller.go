@@ -49,6 +49,10 @@ type Options struct {
 	// shortest boot, which booting droplets wait most of before they are
 	// listed (see bootTimes); DefaultBootWindow when zero.
 	BootWindow time.Duration
+	// DeleteTagReuse is how long a token's delete tag is kept after its
+	// last batch for the next one (see deleteQueue); DefaultDeleteTagReuse
+	// when zero. The tag tidy deletes it once released.
+	DeleteTagReuse time.Duration
 }
 
 type handler struct {

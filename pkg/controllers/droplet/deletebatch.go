@@ -29,10 +29,10 @@ const (
 	// deletePendingPoll is how soon a Droplet's cleanup looks again while
 	// its VM's droplets wait in a batch.
 	deletePendingPoll = time.Second
-	// deleteTagReuse is how long a token's delete tag is kept after its
-	// last batch for the next one: the batches of one event's end share a
-	// tag, two requests a batch instead of three.
-	deleteTagReuse = time.Minute
+	// DefaultDeleteTagReuse is how long a token's delete tag is kept after
+	// its last batch for the next one: the batches of one event's end
+	// share a tag, two requests a batch instead of three.
+	DefaultDeleteTagReuse = time.Minute
 )
 
 // deleteBatcher deletes, per token, the droplets the reaper hands it in
@@ -50,6 +50,8 @@ const (
 type deleteBatcher struct {
 	h       *handler
 	backoff *digitalocean.Backoff
+	// reuse is how long a queue keeps its delete tag after a batch.
+	reuse time.Duration
 
 	mu     sync.Mutex
 	queues map[*godo.Client]*deleteQueue
@@ -80,8 +82,8 @@ func (q *deleteQueue) deleteTag(clients *digitalocean.Clients) (tag string, fres
 }
 
 // dropTag stops using q's tag: after a failed batch (droplets may be left
-// under it), or once no batch has needed it for deleteTagReuse (the tag
-// tidy deletes it then).
+// under it), or once no batch has needed it for the batcher's reuse period
+// (the tag tidy deletes it then).
 func (q *deleteQueue) dropTag() {
 	if q.tag != "" {
 		q.release()
@@ -89,12 +91,12 @@ func (q *deleteQueue) dropTag() {
 	}
 }
 
-// idle fires when q's kept tag has waited deleteTagReuse for a batch.
-func (q *deleteQueue) idle() <-chan time.Time {
+// idle fires when q's kept tag has waited reuse for a batch.
+func (q *deleteQueue) idle(reuse time.Duration) <-chan time.Time {
 	if q.tag == "" {
 		return nil
 	}
-	return time.After(deleteTagReuse)
+	return time.After(reuse)
 }
 
 // deleteEntry is one deleted VM's droplets, as the reaper found them.
@@ -105,7 +107,11 @@ type deleteEntry struct {
 }
 
 func newDeleteBatcher(h *handler) *deleteBatcher {
-	return &deleteBatcher{h: h, backoff: digitalocean.NewBackoff(),
+	reuse := h.opts.DeleteTagReuse
+	if reuse <= 0 {
+		reuse = DefaultDeleteTagReuse
+	}
+	return &deleteBatcher{h: h, backoff: digitalocean.NewBackoff(), reuse: reuse,
 		queues: map[*godo.Client]*deleteQueue{}, pending: map[string]bool{}}
 }
 
@@ -154,7 +160,7 @@ func (b *deleteBatcher) run(client *godo.Client, q *deleteQueue) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-q.idle():
+		case <-q.idle(b.reuse):
 			q.dropTag()
 			continue
 		case <-q.wake:

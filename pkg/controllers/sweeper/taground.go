@@ -33,10 +33,10 @@ func (t *tagTidy) tidyToken(ctx context.Context, client *godo.Client, hash strin
 }
 
 // nextListing is when a listing may confirm more: a delay after the oldest
-// tag seen empty, or once a young boot bucket seen empty may go (zero:
-// nothing pending). It may be past: the listing is then due.
+// tag seen empty, or once a needed tag seen empty may go (zero: nothing
+// pending). It may be past: the listing is then due.
 func (t *tagTidy) nextListing(st *tokenTags) time.Time {
-	next := st.bootFree
+	next := st.freeAt
 	for _, since := range st.emptySince {
 		if due := since.Add(t.delay); next.IsZero() || due.Before(next) {
 			next = due
@@ -62,15 +62,20 @@ func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenT
 	now := time.Now()
 	installation := digitalocean.InstallationTag(t.s.opts.InstallationID)
 	seen := map[string]time.Time{}
-	st.bootFree = time.Time{}
+	st.freeAt = time.Time{}
 	for _, tag := range tags {
 		if !digitalocean.IsTidyTag(tag.Name, installation) || !isEmpty(tag) {
 			continue
 		}
 		if needs.has(tag.Name, now) {
-			// A boot bucket too young to go: look again once it is not.
-			if free := needs.freeFrom(tag.Name); free.After(now) && (st.bootFree.IsZero() || free.Before(st.bootFree)) {
-				st.bootFree = free
+			// A boot bucket too young to go, or a tag a request under way
+			// uses: look again once it may be free.
+			free := needs.freeFrom(tag.Name)
+			if needs.inUse(tag.Name) {
+				free = now.Add(t.delay)
+			}
+			if free.After(now) && (st.freeAt.IsZero() || free.Before(st.freeAt)) {
+				st.freeAt = free
 			}
 			continue
 		}

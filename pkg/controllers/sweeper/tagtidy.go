@@ -56,8 +56,10 @@ type tokenTags struct {
 	emptySince map[string]time.Time
 	// confirmed are tags due for deletion that a round had no room for.
 	confirmed []string
-	// bootFree is when the youngest empty boot bucket listed may go.
-	bootFree time.Time
+	// freeAt is when the first empty tag listed that was still needed
+	// may go: a young boot bucket once it can no longer be handed out, a
+	// tag in use a delay on (its user releases it).
+	freeAt time.Time
 }
 
 func newTagTidy(s *sweeper, delay, bootBucketLife time.Duration, pause *deletepause.Pause) *tagTidy {

@@ -121,3 +121,41 @@ func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
 		t.Errorf("tag %s left once deletes work", tag.Name)
 	}
 }
+
+// A tag a batched delete keeps for its next batch is listed empty but in
+// use: the tidy looks again a delay on rather than never, and deletes it
+// once its user released it.
+func TestATagInUseIsLookedAtAgain(t *testing.T) {
+	srv := fake.New(fake.Options{RateLimits: fake.RateLimits{Disabled: true}})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	const token = "dop_v1_in-use"
+	srv.AddAccount(token, fake.AccountOptions{})
+	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
+	client, err := clients.For(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := digitalocean.NewDeleteTag()
+	if _, _, err := client.Tags.Create(context.Background(), &godo.TagCreateRequest{Name: tag}); err != nil {
+		t.Fatal(err)
+	}
+	delay := 200 * time.Millisecond
+	tt := newTagTidy(&sweeper{clients: clients, opts: Options{InstallationID: "i"}}, delay, time.Minute, deletepause.New(time.Now()))
+	release := clients.UseTag(tag)
+	needs := func() tagNeeds { return tagNeeds{tags: map[string]bool{}, inUse: tt.inUse} }
+	called := time.Now()
+	if next := tt.tidyToken(context.Background(), client, "h", needs()); next.IsZero() || next.Sub(called) < delay/2 {
+		t.Fatalf("an empty tag in use: next round at %v, want a delay on", next)
+	}
+	release()
+	for range 3 {
+		time.Sleep(delay)
+		tt.tidyToken(context.Background(), client, "h", needs())
+	}
+	if left := srv.Tags(token); len(left) != 0 {
+		t.Errorf("tags left once released: %v", left)
+	}
+}
