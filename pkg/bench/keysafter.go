@@ -25,19 +25,8 @@ func (s *scenario) waitKeys(ctx context.Context) error {
 	if s.mode != ModeOurs {
 		return nil
 	}
-	deadline := s.ended.Add(s.tl.current().toReal(keyBound))
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for e.KeysLeft > 0 && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		if err := s.ctrl.exited(); err != nil {
-			return err
-		}
-		e.KeysLeft = vmKeys(s.do.Keys(s.token), s.sharedKeyName())
+	if err := s.countDownAfterEnd(ctx, keyBound, &e.KeysLeft, func() int { return vmKeys(s.do.Keys(s.token), s.sharedKeyName()) }); err != nil {
+		return err
 	}
 	now := time.Now()
 	if e.KeysLeft == 0 {
@@ -48,6 +37,26 @@ func (s *scenario) waitKeys(ctx context.Context) error {
 	e.KeyRequests = routesIn(s.do.Requests(), keyRoutes, s.ended, now)
 	s.logf("keys after the event end: %d at the end, %d left after %.0f s (simulated), %d key requests",
 		e.KeysAtEnd, e.KeysLeft, s.tl.sim(s.ended, now), e.KeyRequests)
+	return nil
+}
+
+// countDownAfterEnd polls count into *left until it is 0 or bound
+// (simulated) has passed since the event end's window closed.
+func (s *scenario) countDownAfterEnd(ctx context.Context, bound time.Duration, left *int, count func() int) error {
+	deadline := s.ended.Add(s.tl.current().toReal(bound))
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for *left > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if err := s.ctrl.exited(); err != nil {
+			return err
+		}
+		*left = count()
+	}
 	return nil
 }
 

@@ -45,18 +45,9 @@ func (s *scenario) waitTidy(ctx context.Context) error {
 		e.TagsLeft = e.TagsAtEnd
 		return nil
 	}
-	deadline := s.ended.Add(s.tl.current().toReal(tidyBound))
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for e.TagsLeft = e.TagsAtEnd; e.TagsLeft > 0 && time.Now().Before(deadline); e.TagsLeft = s.emptyTagsOfOurs() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		if err := s.ctrl.exited(); err != nil {
-			return err
-		}
+	e.TagsLeft = e.TagsAtEnd
+	if err := s.countDownAfterEnd(ctx, tidyBound, &e.TagsLeft, s.emptyTagsOfOurs); err != nil {
+		return err
 	}
 	now := time.Now()
 	if e.TagsLeft == 0 {

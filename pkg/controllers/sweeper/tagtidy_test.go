@@ -74,18 +74,8 @@ func TestTagNeeds(t *testing.T) {
 // once, even when another tag's confirmation fell due meanwhile: a round
 // due at once would send the failing delete in a tight loop.
 func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
-	srv := fake.New(fake.Options{})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	const token = "tidy-token"
-	srv.AddAccount(token, fake.AccountOptions{})
-	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
-	client, err := clients.For(token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, clients, client := newTidyFake(t, token)
 	createTag := func(name string) {
 		if _, _, err := client.Tags.Create(context.Background(), &godo.TagCreateRequest{Name: name}); err != nil {
 			t.Fatal(err)
@@ -126,18 +116,8 @@ func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
 // use: the tidy looks again a delay on rather than never, and deletes it
 // once its user released it.
 func TestATagInUseIsLookedAtAgain(t *testing.T) {
-	srv := fake.New(fake.Options{RateLimits: fake.RateLimits{Disabled: true}})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
 	const token = "dop_v1_in-use"
-	srv.AddAccount(token, fake.AccountOptions{})
-	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
-	client, err := clients.For(token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, clients, client := newTidyFake(t, token)
 	tag := digitalocean.NewDeleteTag()
 	if _, _, err := client.Tags.Create(context.Background(), &godo.TagCreateRequest{Name: tag}); err != nil {
 		t.Fatal(err)
@@ -158,4 +138,21 @@ func TestATagInUseIsLookedAtAgain(t *testing.T) {
 	if left := srv.Tags(token); len(left) != 0 {
 		t.Errorf("tags left once released: %v", left)
 	}
+}
+
+// newTidyFake is a fake DigitalOcean with token's account, and clients of it.
+func newTidyFake(t *testing.T, token string) (*fake.Server, *digitalocean.Clients, *godo.Client) {
+	t.Helper()
+	srv := fake.New(fake.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	srv.AddAccount(token, fake.AccountOptions{})
+	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
+	client, err := clients.For(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, clients, client
 }
