@@ -116,8 +116,8 @@ func newDeleteBatcher(h *handler) *deleteBatcher {
 }
 
 // batchable: targets are droplet IDs alone, as they are for every droplet
-// whose ID is known, however it was made. A create whose answer is not in
-// goes by its VM's tag, in the Droplet's cleanup.
+// whose ID is known, however it was made. What a create whose answer is
+// not in made is looked up by its name, in the Droplet's cleanup.
 func (t deleteTargets) batchable() bool { return t.unanswered == nil && len(t.ids) > 0 }
 
 // add queues d's targets for client's next batch, once per VM.

@@ -3,6 +3,7 @@
 package sweeper
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -135,7 +136,7 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 		if time.Since(created) < s.opts.Grace {
 			continue
 		}
-		entry := log.WithField("vm", digitalocean.VMNameFromTags(d.Tags)).WithField("droplet", d.ID)
+		entry := log.WithField("vm", cmp.Or(digitalocean.VMNameFromTags(d.Tags), d.Name)).WithField("droplet", d.ID)
 		if _, err := client.Droplets.Delete(callCtx, d.ID); err != nil && !digitalocean.IsNotFound(err) {
 			entry.WithError(err).Warn("orphan sweep: deleting droplet")
 			continue
