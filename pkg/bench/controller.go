@@ -179,7 +179,7 @@ func (c *controller) exited() error {
 // scrapeMetrics saves /metrics to path and returns the sum of
 // hf_do_requests_held_back_total, NaN if the controller has no such series.
 func (c *controller) scrapeMetrics(ctx context.Context, path string) (float64, error) {
-	body, err := fetch(ctx, &http.Client{Timeout: 10 * time.Second}, c.baseURL+"/metrics")
+	body, err := c.metrics(ctx)
 	if err != nil {
 		return nan, err
 	}
@@ -187,6 +187,11 @@ func (c *controller) scrapeMetrics(ctx context.Context, path string) (float64, e
 		return nan, err
 	}
 	return sumSeries(string(body), "hf_do_requests_held_back_total"), nil
+}
+
+// metrics is the controller's /metrics, in Prometheus text format.
+func (c *controller) metrics(ctx context.Context) ([]byte, error) {
+	return fetch(ctx, &http.Client{Timeout: 10 * time.Second}, c.baseURL+"/metrics")
 }
 
 // sumSeries adds up every sample of a metric in Prometheus text format.

@@ -25,39 +25,53 @@ func (s *scenario) waitKeys(ctx context.Context) error {
 	if s.mode != ModeOurs {
 		return nil
 	}
-	if err := s.countDownAfterEnd(ctx, keyBound, &e.KeysLeft, func() int { return vmKeys(s.do.Keys(s.token), s.sharedKeyName()) }); err != nil {
+	var err error
+	e.KeysSeconds, e.KeyRequests, err = s.countDownAfterEnd(ctx, afterEnd{what: "VM keys", bound: keyBound, routes: keyRoutes,
+		left: &e.KeysLeft, count: func() int { return vmKeys(s.do.Keys(s.token), s.sharedKeyName()) }})
+	if err != nil {
 		return err
 	}
-	now := time.Now()
-	if e.KeysLeft == 0 {
-		e.KeysSeconds = Num(s.tl.sim(s.ended, now))
-	} else {
-		s.note("%d VM keys still in DigitalOcean %v (simulated) after the event end", e.KeysLeft, keyBound)
-	}
-	e.KeyRequests = routesIn(s.do.Requests(), keyRoutes, s.ended, now)
-	s.logf("keys after the event end: %d at the end, %d left after %.0f s (simulated), %d key requests",
-		e.KeysAtEnd, e.KeysLeft, s.tl.sim(s.ended, now), e.KeyRequests)
+	s.logf("keys after the event end: %d at the end, %d left after %s s (simulated), %d key requests",
+		e.KeysAtEnd, e.KeysLeft, formatValue("%.0f", float64(e.KeysSeconds)), e.KeyRequests)
 	return nil
 }
 
-// countDownAfterEnd polls count into *left until it is 0 or bound
-// (simulated) has passed since the event end's window closed.
-func (s *scenario) countDownAfterEnd(ctx context.Context, bound time.Duration, left *int, count func() int) error {
-	deadline := s.ended.Add(s.tl.current().toReal(bound))
+// afterEnd is what the controller still does after the event end's
+// window: what is counted down, within what bound, by which requests.
+type afterEnd struct {
+	what   string // what count counts, for the note when it is not done
+	bound  time.Duration
+	routes []string
+	left   *int
+	count  func() int
+}
+
+// countDownAfterEnd polls a.count into *a.left until it is 0 or a.bound
+// (simulated) has passed since the event end's window closed, and returns
+// how long, simulated, it took (NaN: not done) and the requests of
+// a.routes meanwhile.
+func (s *scenario) countDownAfterEnd(ctx context.Context, a afterEnd) (Num, int, error) {
+	deadline := s.ended.Add(s.tl.current().toReal(a.bound))
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	for *left > 0 && time.Now().Before(deadline) {
+	for *a.left > 0 && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return Num(nan), 0, ctx.Err()
 		case <-tick.C:
 		}
 		if err := s.ctrl.exited(); err != nil {
-			return err
+			return Num(nan), 0, err
 		}
-		*left = count()
+		*a.left = a.count()
 	}
-	return nil
+	now := time.Now()
+	took := Num(s.tl.sim(s.ended, now))
+	if *a.left > 0 {
+		took = Num(nan)
+		s.note("%d %s still in DigitalOcean %v (simulated) after the event end", *a.left, a.what, a.bound)
+	}
+	return took, routesIn(s.do.Requests(), a.routes, s.ended, now), nil
 }
 
 // routesIn counts the records of the given routes that arrived in [from, to).

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,7 +148,7 @@ const caughtUpBound = 2 * time.Minute
 func (s *scenario) waitCaughtUp(ctx context.Context) error {
 	began := time.Now()
 	for time.Since(began) < caughtUpBound {
-		body, err := fetch(ctx, &http.Client{Timeout: 10 * time.Second}, s.ctrl.baseURL+"/metrics")
+		body, err := s.ctrl.metrics(ctx)
 		if err == nil && sumSeries(string(body), "workqueue_depth") == 0 {
 			s.logf("no hold: the restarted controller caught up after %.1f s real", time.Since(began).Seconds())
 			return nil

@@ -46,18 +46,14 @@ func (s *scenario) waitTidy(ctx context.Context) error {
 		return nil
 	}
 	e.TagsLeft = e.TagsAtEnd
-	if err := s.countDownAfterEnd(ctx, tidyBound, &e.TagsLeft, s.emptyTagsOfOurs); err != nil {
+	var err error
+	e.TidySeconds, e.TidyRequests, err = s.countDownAfterEnd(ctx, afterEnd{what: "empty tags of ours", bound: tidyBound,
+		routes: tagRoutes, left: &e.TagsLeft, count: s.emptyTagsOfOurs})
+	if err != nil {
 		return err
 	}
-	now := time.Now()
-	if e.TagsLeft == 0 {
-		e.TidySeconds = Num(s.tl.sim(s.ended, now))
-	} else {
-		s.note("%d empty tags of ours still in DigitalOcean %v (simulated) after the event end", e.TagsLeft, tidyBound)
-	}
-	e.TidyRequests = routesIn(s.do.Requests(), tagRoutes, s.ended, now)
-	s.logf("tag tidy: %d empty tags of ours at the event end, %d left after %.0f s (simulated), %d tag requests",
-		e.TagsAtEnd, e.TagsLeft, s.tl.sim(s.ended, now), e.TidyRequests)
+	s.logf("tag tidy: %d empty tags of ours at the event end, %d left after %s s (simulated), %d tag requests",
+		e.TagsAtEnd, e.TagsLeft, formatValue("%.0f", float64(e.TidySeconds)), e.TidyRequests)
 	return nil
 }
 
