@@ -94,6 +94,9 @@ func (t *tagTidy) noteDeleted() {
 		t.dirty, t.dirtySince = true, now
 	}
 	t.mu.Unlock()
+	// The pause's own Droplet handler notes this delete too, but maybe
+	// after the wake below: noted first, a round never goes on a pause
+	// that has not seen it (and an orphan sweep's delete has no Droplet).
 	t.pause.Note(now)
 	select {
 	case t.wake <- struct{}{}:
