@@ -171,10 +171,15 @@ func (s *scenario) bounds(n int) waitBounds {
 
 // floodBounds are for the flood's n VMs: floodFloors floors (simulated, at
 // the flood scale) plus realSlack from the flood's first create; the stall
-// rule as in bounds.
+// rule as in bounds. With a key per VM the floor is that of 2n creates: each
+// VM's key is created beside its droplet, in the same budget.
 func (s *scenario) floodBounds(n int) waitBounds {
 	b := s.bounds(n)
-	b.since, b.limit = s.floodBegan, s.tl.flood.toReal(floodFloors*Floor(n))+realSlack
+	creates := n
+	if strings.HasPrefix(s.res.KeyScope, KeyScopeVM) {
+		creates = 2 * n
+	}
+	b.since, b.limit = s.floodBegan, s.tl.flood.toReal(floodFloors*Floor(creates))+realSlack
 	return b
 }
 

@@ -201,11 +201,16 @@ func TestTimelineConvertsEachPhaseAtItsScale(t *testing.T) {
 
 func TestFloodGivesUpAtThreeFloorsPlusAMinute(t *testing.T) {
 	began := time.Now()
-	s := &scenario{tl: timeline{flood: 3, hold: 15}, floodBegan: began}
+	s := &scenario{tl: timeline{flood: 3, hold: 15}, floodBegan: began, res: Result{KeyScope: KeyScopeEnvironment}}
 	b := s.floodBounds(1000)
 	// 3 × 4.5 simulated min at scale 3 = 4.5 real min, plus a real minute.
 	if b.since != began || b.limit != 5*time.Minute+30*time.Second {
 		t.Errorf("flood bounds %+v", b)
+	}
+	// A key per VM: 2,000 creates, 3 × 8.5 simulated min = 8.5 real min.
+	s.res.KeyScope = KeyScopeVM
+	if b := s.floodBounds(1000); b.limit != 9*time.Minute+30*time.Second {
+		t.Errorf("flood bounds with a key per VM %+v", b)
 	}
 	if b.stall != 200*time.Second { // 10 simulated min at scale 3
 		t.Errorf("flood stall %v", b.stall)

@@ -58,9 +58,12 @@ func (p *Pause) Last() time.Time {
 // now, for Droplet deletes to have paused for delay (or for the cap,
 // MaxDeferDelays delays after since); 0 when it may go.
 func (p *Pause) Wait(now, since time.Time, delay time.Duration) time.Duration {
-	at := p.Last().Add(delay)
-	if capped := since.Add(MaxDeferDelays * delay); capped.Before(at) {
-		at = capped
-	}
-	return max(0, at.Sub(now))
+	return min(p.Until(now, delay), max(0, since.Add(MaxDeferDelays*delay).Sub(now)))
+}
+
+// Until is how long, as of now, until Droplet deletes have paused for
+// delay, with no cap: for work that loses nothing by waiting as long as
+// deletes go on.
+func (p *Pause) Until(now time.Time, delay time.Duration) time.Duration {
+	return max(0, p.Last().Add(delay).Sub(now))
 }

@@ -38,3 +38,19 @@ func TestWorkWaitsForDeletesToPause(t *testing.T) {
 		}
 	}
 }
+
+func TestUncappedWorkWaitsAsLongAsDeletesGoOn(t *testing.T) {
+	const delay = time.Minute
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := New(start)
+	for at := start; at.Before(start.Add(3 * MaxDeferDelays * delay)); at = at.Add(delay / 2) {
+		p.Note(at)
+		if w := p.Until(at, delay); w != delay {
+			t.Fatalf("%v into a stream of deletes: wait %v, want a whole delay", at.Sub(start), w)
+		}
+	}
+	last := p.Last()
+	if w := p.Until(last.Add(delay), delay); w != 0 {
+		t.Errorf("a delay after the last delete: wait %v, want 0", w)
+	}
+}

@@ -20,6 +20,10 @@ import (
 // event's end would make every VM's release wait behind the others'. Should
 // the droplet have to be made again, sync registers the key again from the
 // same Secret. A shared key serves creates to come and is never retired.
+//
+// A retirement also waits, with no cap, until this installation's Droplet
+// deletes have paused (deletepause): when an event ends, its VMs' droplets
+// are deleted first, and a key left registered meanwhile costs nothing.
 
 // ReasonRetired is the Created reason of a Key whose key was deleted in
 // DigitalOcean once its droplet existed.
@@ -53,6 +57,9 @@ func awaitsCreate(d *v1alpha1.Droplet) bool {
 // retire deletes k's key in DigitalOcean now that droplet exists, and says
 // when to try again when it could not.
 func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
+	if wait := h.pause.Until(time.Now(), h.pauseDelay); wait > 0 {
+		return wait
+	}
 	client, err := h.client(k)
 	if err != nil {
 		return time.Minute // the key waits; nothing is lost meanwhile

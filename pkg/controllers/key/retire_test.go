@@ -7,6 +7,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
@@ -62,7 +63,8 @@ func newRetireWorld(t *testing.T) *retireWorld {
 		droplets: testutil.NamedCache[*v1alpha1.Droplet]{Objs: map[string]*v1alpha1.Droplet{"vm": w.droplet}},
 		vms:      testutil.NamedCache[*hfv1.VirtualMachine]{Objs: map[string]*hfv1.VirtualMachine{}},
 		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}),
-		recorder: record.NewFakeRecorder(100), backoff: digitalocean.NewBackoff()}
+		recorder: record.NewFakeRecorder(100), backoff: digitalocean.NewBackoff(),
+		pause: deletepause.New(time.Time{}), pauseDelay: time.Minute}
 	return w
 }
 
@@ -124,4 +126,20 @@ func TestKeysOfDeletingDropletsAndSharedKeysAreNotRetired(t *testing.T) {
 	w.droplet.Spec.KeyRefs = []string{"shared"}
 	w.sync()
 	w.expect("shared key", true, StateActive, 1)
+}
+
+// While an event's droplets are being deleted, no key is retired: the
+// token's budget goes to the droplets, which bill every hour.
+func TestNoKeyIsRetiredWhileDropletsAreBeingDeleted(t *testing.T) {
+	w := newRetireWorld(t)
+	w.sync()
+	w.droplet.Status.DropletID = 7
+	v1alpha1.Created.True(w.droplet)
+	w.h.pause.Note(time.Now())
+	w.sync()
+	w.expect("another Droplet deleted just now", true, StateActive, 1)
+
+	w.h.pause = deletepause.New(time.Now().Add(-w.h.pauseDelay))
+	w.sync()
+	w.expect("droplet deletes paused for the delay", false, StateRetired, 0)
 }
