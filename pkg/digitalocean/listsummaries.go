@@ -12,6 +12,13 @@ import (
 	"github.com/digitalocean/godo"
 )
 
+// SummariesPerPage is ListSummariesByTag's page size, DigitalOcean's largest.
+// A list of more than one page may skip droplets: DigitalOcean pages by
+// offset, so a droplet deleted between two page requests moves the ones
+// after it a place forward, and the first of the next page lands on the
+// page already read.
+const SummariesPerPage = 200
+
 // ListSummariesByTag pages through every droplet carrying tag as ListByTag
 // does, decoding of each only its summary: ID, name, status, created_at,
 // tags, networks, its region's slug and its size's slug and prices (what
@@ -20,7 +27,7 @@ import (
 // sizes: decoded by godo, about 4 KiB a droplet and 200 a page, which the
 // lists of every droplet of every token allocated over and over.
 func ListSummariesByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Droplet, error) {
-	return listPages(ctx, 200, raisePriority, func(ctx context.Context, opt *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
+	return listPages(ctx, SummariesPerPage, raisePriority, func(ctx context.Context, opt *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
 		return summariesPage(ctx, client, tag, opt)
 	})
 }

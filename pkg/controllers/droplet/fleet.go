@@ -141,7 +141,7 @@ func (f *fleet) freshest(key listKey, id int, others []string) *fleetList {
 	best := f.byList[key]
 	for _, other := range others {
 		l := f.byList[f.key(key.client, other)]
-		if l != nil && l.droplets[id] != nil && (best == nil || l.taken.After(best.taken)) {
+		if l != nil && l.droplets[id] != nil && !l.droplets[id].carried && (best == nil || l.taken.After(best.taken)) {
 			best = l
 		}
 	}
@@ -174,6 +174,9 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		}
 		f.mu.Lock()
 		previous := f.byList[key]
+		if previous != nil && len(found) >= digitalocean.SummariesPerPage {
+			carryOver(previous, list)
+		}
 		f.byList[key] = list
 		f.dropUnused(taken)
 		f.mu.Unlock()
@@ -187,6 +190,22 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		return nil, err
 	}
 	return v.(*fleetList), nil
+}
+
+// carryOver keeps in a list of more than one page, as the previous list
+// showed them, the droplets it lacks: the pages may have skipped them
+// (digitalocean.SummariesPerPage), and each would otherwise be asked for by
+// its own GET, hundreds at once while an event's droplets are deleted. A
+// droplet is carried once: the next list that lacks it too reports it
+// gone, a period later than a single page would.
+func carryOver(previous, list *fleetList) {
+	for id, old := range previous.droplets {
+		if _, listed := list.droplets[id]; !listed && !old.carried {
+			kept := *old
+			kept.carried = true
+			list.droplets[id] = &kept
+		}
+	}
 }
 
 // priority is a list's: a boot bucket's users wait for it as for their

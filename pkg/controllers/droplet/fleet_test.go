@@ -281,3 +281,55 @@ func TestNearlyStaleBootListIsRelistedOnlyWithRoomToSpare(t *testing.T) {
 		t.Errorf("nearly stale installation list: %d new lists, want 0 (active droplets can wait)", n)
 	}
 }
+
+// DigitalOcean pages by offset: droplets deleted between two page requests
+// move the next page's first droplets onto the page already read. Those are
+// not taken for gone, nor asked for one by one; a droplet the next list
+// lacks too is.
+func TestDropletsSkippedByShiftingPagesAreNotAskedForOneByOne(t *testing.T) {
+	do, client, f, ids, changes := newFleetWorld(t, 450)
+	if _, err := f.get(client, ids[0], time.Hour, time.Time{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	hold := do.HoldAfterApply(fake.RouteListDroplets)
+	listed := make(chan error, 1)
+	go func() {
+		_, err := f.get(client, ids[0], 0, time.Time{}, "")
+		listed <- err
+	}()
+	<-hold.Reached()
+	for _, id := range ids[:50] { // the first page is read already
+		if _, err := client.Droplets.Delete(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold.Release()
+	if err := <-listed; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[50:] {
+		if d, err := f.get(client, id, time.Hour, time.Time{}, ""); err != nil || d == nil {
+			t.Fatalf("droplet %d, never deleted: %v, %v; want it as listed before", id, d, err)
+		}
+	}
+	if len(*changes) != 1 || len((*changes)[0]) != 0 {
+		t.Errorf("changes %v after the shifted list, want one report of none", *changes)
+	}
+
+	// Listed twice more: the deleted droplets are lacked twice in a row.
+	for range 2 {
+		if _, err := f.get(client, ids[60], 0, time.Time{}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids[:50] {
+		if d, err := f.get(client, id, time.Hour, time.Time{}, ""); err != nil || d != nil {
+			t.Fatalf("deleted droplet %d after two lists: %v, %v; want nil, nil", id, d, err)
+		}
+	}
+	for _, id := range ids[50:] {
+		if d, err := f.get(client, id, time.Hour, time.Time{}, ""); err != nil || d == nil {
+			t.Fatalf("droplet %d after two lists: %v, %v", id, d, err)
+		}
+	}
+}

@@ -13,6 +13,9 @@ type listedDroplet struct {
 	id                        int
 	created, region, size     string
 	priceHourly, priceMonthly float64
+	// carried: the list lacked it and holds the previous list's view (see
+	// carryOver).
+	carried bool
 }
 
 func listed(d *godo.Droplet) listedDroplet {
