@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -15,7 +16,9 @@ import (
 // EventEnd is what deleting all N after the hold (a finished event's end)
 // cost DigitalOcean and left there. Its window runs from the benchmark's
 // first delete to the last flood VM gone from Kubernetes: what an operator
-// waits for, and what shares the token's budget with the next event.
+// waits for, and what shares the token's budget with the next event. The
+// deleted VMs' key deletes and the tag tidy come after the droplets and
+// are counted on their own, from the first delete on, wherever they fall.
 type EventEnd struct {
 	// VMs are the flood VMs deleted; NotGone those still in Kubernetes when
 	// waiting for them gave up (the window then ends there).
@@ -23,9 +26,9 @@ type EventEnd struct {
 	NotGone int `json:"not_gone"`
 	// Seconds is the window's length, simulated.
 	Seconds float64 `json:"seconds"`
-	// Requests are every request the fake saw in the window, by endpoint,
-	// whatever their status; TooMany the 429s among them; PerVM their sum
-	// over VMs.
+	// Requests are every request the fake saw in the window but the key
+	// and tag tidy requests (keyRoutes, tagRoutes), by endpoint, whatever
+	// their status; TooMany the 429s among them; PerVM their sum over VMs.
 	Requests map[string]int `json:"requests"`
 	TooMany  int            `json:"too_many"`
 	PerVM    Num            `json:"per_vm"`
@@ -42,11 +45,14 @@ type EventEnd struct {
 	// keys still there once the key deletes were waited for (waitKeys),
 	// KeysSeconds (simulated, from the window's end) how long that took
 	// (null: it did not finish), KeyRequests the key requests meanwhile.
-	KeysAtEnd    int `json:"keys_at_end"`
-	KeysLeft     int `json:"keys_left"`
-	KeysSeconds  Num `json:"keys_seconds"`
-	KeyRequests  int `json:"key_requests"`
-	DropletsLeft int `json:"droplets_left"`
+	KeysAtEnd   int `json:"keys_at_end"`
+	KeysLeft    int `json:"keys_left"`
+	KeysSeconds Num `json:"keys_seconds"`
+	KeyRequests int `json:"key_requests"`
+	// KeyDeletesFirst are the key deletes sent from the first delete up to
+	// the last droplet delete: keys must wait for the droplets (must be 0).
+	KeyDeletesFirst int `json:"key_deletes_first"`
+	DropletsLeft    int `json:"droplets_left"`
 	// TagsAtEnd are the tags of ours no droplet carried at the window's
 	// end; TagsLeft those still there once the tidy was waited for
 	// (waitTidy), TidySeconds (simulated, from the window's end) how long
@@ -59,8 +65,8 @@ type EventEnd struct {
 }
 
 // maxEventEndPerVM is the DigitalOcean requests an event's end may cost per
-// deleted VM: batched deletes cost two requests per hundred droplets (three
-// for the first batch), and the VMs' keys go after the end.
+// deleted VM: batched deletes cost two requests per batch (three for the
+// first), and the VMs' keys and the tags' tidy go after the droplets.
 const maxEventEndPerVM = 0.08
 
 func isVanished(v *vmTimes) bool { return !v.vanished.IsZero() }
@@ -99,7 +105,7 @@ func (s *scenario) endEvent(ctx context.Context, flood []string) error {
 	} else {
 		e.NotGone = notGone
 	}
-	s.ended = end
+	s.ended, s.endBegan = end, began
 	e.KeysAtEnd, e.DropletsLeft = vmKeys(s.do.Keys(s.token), s.sharedKeyName()), len(s.do.Droplets(s.token))
 	e.KeysLeft = e.KeysAtEnd
 
@@ -109,6 +115,7 @@ func (s *scenario) endEvent(ctx context.Context, flood []string) error {
 	}
 	c := eventEndRequests(records, began, end)
 	e.Requests, e.TooMany, e.Seconds = c.byEndpoint, c.tooMany, s.tl.sim(began, end)
+	e.KeyDeletesFirst = keyDeletesBeforeDroplets(records, began)
 	if e.VMs > 0 {
 		e.PerVM = Num(float64(c.total()) / float64(e.VMs))
 	}
@@ -150,9 +157,26 @@ func lastVanished(vms []vmTimes) (last time.Time, notGone int) {
 	return last, notGone
 }
 
-// eventEndRequests counts every request from began to end, both included.
+// eventEndRequests counts every request from began to end, both included,
+// but the key and tag tidy requests.
 func eventEndRequests(records []fake.RequestRecord, began, end time.Time) reqCount {
-	return requestsIn(records, "", began, end.Add(time.Nanosecond))
+	c := requestsIn(records, "", began, end.Add(time.Nanosecond))
+	for _, r := range append(slices.Clone(keyRoutes), tagRoutes...) {
+		delete(c.byEndpoint, r)
+	}
+	return c
+}
+
+// keyDeletesBeforeDroplets counts the key deletes from began up to the last
+// droplet delete after it.
+func keyDeletesBeforeDroplets(records []fake.RequestRecord, began time.Time) int {
+	var last time.Time
+	for _, r := range records {
+		if (r.Pattern == fake.RouteDeleteDroplet || r.Pattern == fake.RouteDeleteDropletsByTag) && !r.Time.Before(began) {
+			last = r.Time
+		}
+	}
+	return routesIn(records, []string{fake.RouteDeleteKey}, began, last.Add(time.Nanosecond))
 }
 
 // lastKeyDelete is the simulated minutes from from to the last key delete
@@ -189,12 +213,12 @@ func eventEndTargets(ours *Result) []Target {
 					formatValue("%.3f", float64(e.PerVM)), sum(e.Requests), e.VMs, e.Seconds, e.TooMany, ours.KeyScope, countsShown(e.Requests))
 				return e.VMs > 0 && float64(e.PerVM) <= maxEventEndPerVM && e.NotGone == 0, detail + notGone(e)
 			}),
-		check(fmt.Sprintf("event end at N=1000 (ours): no droplet left at DO once every VM is gone from Kubernetes, and no VM's SSH key within %v simulated", keyBound),
+		check(fmt.Sprintf("event end at N=1000 (ours): no droplet left at DO once every VM is gone from Kubernetes, no key delete before the last droplet delete, and no VM's SSH key within %v simulated", keyBound),
 			[]*Result{ours}, need, func() (bool, string) {
 				e := &ours.EventEnd
-				detail := fmt.Sprintf("%d droplets left; %d VM keys at the first delete, %d at the end, %d left after %s s and %d key requests",
-					e.DropletsLeft, e.KeysAtStart, e.KeysAtEnd, e.KeysLeft, formatValue("%.0f", float64(e.KeysSeconds)), e.KeyRequests)
-				return e.VMs > 0 && e.KeysLeft == 0 && e.DropletsLeft == 0 && e.NotGone == 0, detail + notGone(e)
+				detail := fmt.Sprintf("%d droplets left; %d VM keys at the first delete, %d at the end, %d left after %s s and %d key requests, %d key deletes before the last droplet delete",
+					e.DropletsLeft, e.KeysAtStart, e.KeysAtEnd, e.KeysLeft, formatValue("%.0f", float64(e.KeysSeconds)), e.KeyRequests, e.KeyDeletesFirst)
+				return e.VMs > 0 && e.KeysLeft == 0 && e.DropletsLeft == 0 && e.NotGone == 0 && e.KeyDeletesFirst == 0, detail + notGone(e)
 			}),
 	}
 }
@@ -214,13 +238,14 @@ func eventEndRows(endpoints []string) []row {
 	return append(rows,
 		row{label: "  429 responses", format: "%.0f", value: func(r *Result) float64 { return float64(r.EventEnd.TooMany) }},
 		row{label: "VM keys at DO at the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeysAtEnd) }},
-		row{label: "  key requests after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeyRequests) }},
+		row{label: "  key deletes before the last droplet delete", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeyDeletesFirst) }},
+		row{label: "  key requests from the first delete", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeyRequests) }},
 		row{label: "  keys gone after the event end (s)", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeysSeconds) }},
 		row{label: "  left after the key deletes", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.KeysLeft) }},
 		row{label: "droplets left at DO after the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.DropletsLeft) }},
 		row{label: "empty tags of ours at the event end", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TagsAtEnd) }},
 		row{label: "  left after the tidy", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TagsLeft) }},
 		row{label: "  tidy after the event end (s)", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TidySeconds) }},
-		row{label: "  tidy's DO requests", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TidyRequests) }},
+		row{label: "  tidy's DO requests from the first delete", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.EventEnd.TidyRequests) }},
 	)
 }

@@ -24,6 +24,8 @@ func TestEventEndRequestsRunFromTheFirstDeleteToTheLastVMGone(t *testing.T) {
 		rec(5, fake.RouteTagResources, 204),
 		rec(6, fake.RouteDeleteDropletsByTag, 204),
 		rec(7, fake.RouteListDroplets, 429),
+		rec(8, fake.RouteDeleteKey, 204),     // a deleted VM's key: on its own line
+		rec(9, fake.RouteDeleteTag, 204),     // the tag tidy: on its own line
 		rec(10, fake.RouteListDroplets, 200), // the last VM's moment counts
 		rec(11, fake.RouteGetDroplet, 404),   // after the last VM left
 	}
@@ -31,6 +33,13 @@ func TestEventEndRequestsRunFromTheFirstDeleteToTheLastVMGone(t *testing.T) {
 	want := map[string]int{fake.RouteCreateTag: 1, fake.RouteTagResources: 1, fake.RouteDeleteDropletsByTag: 1, fake.RouteListDroplets: 2}
 	if !maps.Equal(c.byEndpoint, want) || c.tooMany != 1 || c.total() != 5 {
 		t.Errorf("window counts %v (%d 429s), want %v (1)", c.byEndpoint, c.tooMany, want)
+	}
+	if n := keyDeletesBeforeDroplets(records, at(0)); n != 0 {
+		t.Errorf("%d key deletes before the last droplet delete, want 0 (the retirement before the window is not the event end's)", n)
+	}
+	records = append(records, rec(12, fake.RouteDeleteDroplet, 204))
+	if n := keyDeletesBeforeDroplets(records, at(0)); n != 1 {
+		t.Errorf("%d key deletes before a later droplet delete, want 1", n)
 	}
 }
 
@@ -89,6 +98,7 @@ func TestEventEndTargetsPassAndFailEachOnItsOwn(t *testing.T) {
 	}{
 		{"more than 0.1 per VM", func(e *EventEnd) { e.PerVM = 0.101 }, "FAIL PASS"},
 		{"a key left", func(e *EventEnd) { e.KeysLeft = 1 }, "PASS FAIL"},
+		{"a key deleted before a droplet", func(e *EventEnd) { e.KeyDeletesFirst = 1 }, "PASS FAIL"},
 		{"a droplet left", func(e *EventEnd) { e.DropletsLeft = 1 }, "PASS FAIL"},
 		{"a VM still in Kubernetes", func(e *EventEnd) { e.NotGone = 1 }, "FAIL FAIL"},
 		{"not measured", func(e *EventEnd) { *e = EventEnd{PerVM: Num(nan)} }, "FAIL FAIL"},

@@ -49,7 +49,8 @@ type afterEnd struct {
 // countDownAfterEnd polls a.count into *a.left until it is 0 or a.bound
 // (simulated) has passed since the event end's window closed, and returns
 // how long, simulated, it took (NaN: not done) and the requests of
-// a.routes meanwhile.
+// a.routes from the event end's first delete on (those inside the window
+// are not the event end's: eventEndRequests).
 func (s *scenario) countDownAfterEnd(ctx context.Context, a afterEnd) (Num, int, error) {
 	deadline := s.ended.Add(s.tl.current().toReal(a.bound))
 	tick := time.NewTicker(pollInterval)
@@ -71,7 +72,7 @@ func (s *scenario) countDownAfterEnd(ctx context.Context, a afterEnd) (Num, int,
 		took = Num(nan)
 		s.note("%d %s still in DigitalOcean %v (simulated) after the event end", *a.left, a.what, a.bound)
 	}
-	return took, routesIn(s.do.Requests(), a.routes, s.ended, now), nil
+	return took, routesIn(s.do.Requests(), a.routes, s.endBegan, now), nil
 }
 
 // routesIn counts the records of the given routes that arrived in [from, to).

@@ -76,8 +76,9 @@ type scenario struct {
 	tl         timeline
 	floodBegan time.Time // the flood's first create
 	res        Result
-	// ended is when the event end's window closed (see endEvent).
-	ended time.Time
+	// endBegan and ended are when the event end's window opened and
+	// closed (see endEvent).
+	endBegan, ended time.Time
 }
 
 func (s *scenario) logf(format string, args ...any) {
