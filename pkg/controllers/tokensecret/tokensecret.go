@@ -49,15 +49,31 @@ func Register(ctx context.Context, secrets corecontrollers.SecretController,
 	h := &handler{secrets: secrets, droplets: droplets, keys: keys}
 	secrets.OnChange(ctx, HandlerName, h.release)
 	// A Droplet's or Key's removal may free the Secret it read.
+	userGone := releaser(secrets.Cache(), secrets.Enqueue)
 	for _, informer := range []cache.SharedIndexInformer{droplets.Informer(), keys.Informer()} {
-		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if namespace, name := secretRead(obj); name != "" {
-				secrets.Enqueue(namespace, name)
-			}
-		}})
+		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: userGone})
+	}
+}
+
+// releaser is the handler of a Droplet's or Key's removal: it queues the
+// token Secret that user read, if that Secret waits to be released. Only
+// then: every pass of a Secret also re-runs each Environment, VM, Droplet
+// and Key that reads it (their related-resource watches), so queueing an
+// Environment's token Secret on each of an event's 1,000 removals would
+// re-queue the whole fleet hundreds of times. A Secret deleted after the
+// removal is queued by its own deletion.
+func releaser(secrets corecontrollers.SecretCache, enqueue func(namespace, name string)) func(obj any) {
+	return func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		namespace, name := secretRead(obj)
+		if name == "" {
+			return
+		}
+		if s, err := secrets.Get(namespace, name); err == nil && s.DeletionTimestamp != nil && slices.Contains(s.Finalizers, InUseFinalizer) {
+			enqueue(namespace, name)
+		}
 	}
 }
 
