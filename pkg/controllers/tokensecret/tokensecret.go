@@ -71,7 +71,7 @@ func releaser(secrets corecontrollers.SecretCache, enqueue func(namespace, name 
 		if name == "" {
 			return
 		}
-		if s, err := secrets.Get(namespace, name); err == nil && s.DeletionTimestamp != nil && slices.Contains(s.Finalizers, InUseFinalizer) {
+		if s, err := secrets.Get(namespace, name); err == nil && waitsForRelease(s) {
 			enqueue(namespace, name)
 		}
 	}
@@ -96,9 +96,14 @@ func WithFinalizer(s *corev1.Secret) *corev1.Secret {
 	return s
 }
 
+// waitsForRelease: s is being deleted and InUseFinalizer holds it.
+func waitsForRelease(s *corev1.Secret) bool {
+	return s != nil && s.DeletionTimestamp != nil && slices.Contains(s.Finalizers, InUseFinalizer)
+}
+
 // release lets a deleting token Secret go once no Droplet or Key names it.
 func (h *handler) release(_ string, s *corev1.Secret) (*corev1.Secret, error) {
-	if s == nil || s.DeletionTimestamp == nil || !slices.Contains(s.Finalizers, InUseFinalizer) {
+	if !waitsForRelease(s) {
 		return s, nil
 	}
 	log := logrus.WithField("secret", s.Name)
