@@ -56,9 +56,12 @@ func TestLifecycleAsTheChartsServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// As the chart runs it: CRDs come from the chart, not the binary.
+	// As the chart runs it: CRDs come from the chart, not the binary. The
+	// keys' delete delay is shortened so that their deletes, which the
+	// ServiceAccount must be allowed too, fall inside the test.
 	apptest.Start(t, app.Options{Config: saCfg, Namespace: ns, APIURL: do.URL(),
-		InstallCRDs: false, BootResync: 200 * time.Millisecond, SSHPort: do.SSHPort()})
+		InstallCRDs: false, BootResync: 200 * time.Millisecond, SSHPort: do.SSHPort(),
+		KeyDeleteDelay: time.Second})
 
 	names := []string{"rbac-1", "rbac-2"}
 	for _, n := range names {
