@@ -25,7 +25,8 @@ const maxBatch = 10
 // busyBatchGather is the wait once a third of the token's budget is in
 // use: then every request a fuller batch saves is room for the lists that
 // notice booting droplets, which a flood's creates would otherwise crowd
-// out (at 1,000 VMs, about 150 multi-creates instead of 100).
+// out (a flood of 1,000 VMs takes about 100 multi-creates with the longer
+// wait, 150 without).
 const (
 	batchGather     = 250 * time.Millisecond
 	busyBatchGather = 600 * time.Millisecond

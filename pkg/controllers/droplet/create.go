@@ -150,7 +150,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 		// This controller's limiter kept the request: nothing was sent, so
 		// the Droplet is still one never sent. Left as RateLimited, every
 		// retry would first look it up, a request each, and such lookups
-		// took the budget the lists of booting droplets needed.
+		// take the budget the lists of booting droplets need.
 		events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonWaitingForRoom, f.Message)
 		return f.RetryAfter
 	}
@@ -220,7 +220,7 @@ func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 		return true
 	}
 	if IsPoolMember(d) {
-		// Its identity tag is new, and no earlier Droplet had it.
+		// A pool member's name is new: no earlier Droplet had it.
 		return false
 	}
 	vm := h.vmOf(d)

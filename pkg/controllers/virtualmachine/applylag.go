@@ -15,8 +15,8 @@ const applyLag = 2 * time.Second
 // awaitingCache: this handler handed apply, less than applyLag ago, objects
 // of vm that the cache still lacks. Apply is creating them; applying again
 // before the watch brings them sends a create that fails as a duplicate,
-// then a read and a patch. In floods of 1,000 VMs that happened to a fifth
-// to a quarter of them. The objects' watch handles the VM again when they
+// then a read and a patch, which in a flood of 1,000 VMs would befall a
+// fifth to a quarter of them. The objects' watch handles the VM again when they
 // arrive; the re-queue covers a create that failed.
 func (h *handler) awaitingCache(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 	if !h.anyUncached(objs) {

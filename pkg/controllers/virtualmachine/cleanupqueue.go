@@ -11,8 +11,8 @@ import (
 
 // cleanupQueue runs deleting VMs' cleanups. A finished event's deletions
 // take several API calls each (deletes, confirming reads, the finalizer);
-// on the VM queue, which is first in, first out, they held up the next
-// event's new VMs by seconds. Here they wait only for each other.
+// on the VM queue, which is first in, first out, they would hold up the
+// next event's new VMs by seconds. Here they wait only for each other.
 type cleanupQueue struct {
 	h      *handler
 	queue  workqueue.TypedRateLimitingInterface[string]

@@ -18,7 +18,7 @@ import (
 // that objs lacks (which apply would prune). Apply then has nothing to do,
 // yet spends milliseconds of CPU per object decompressing and diffing its
 // last-applied copy; a VM is handled again on every change of its Droplet
-// or Key, and in a flood of a thousand VMs that CPU was what limited the
+// or Key, and in a flood of a thousand VMs that CPU would limit the
 // controller.
 func (h *handler) inPlace(vm *hfv1.VirtualMachine, objs []runtime.Object) bool {
 	given := map[string]bool{}
