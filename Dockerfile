@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Builds the controller's image with Docker, for those who use it. Releases and
-# scripts/image build the same image with no container engine (pkg/image); the
+# scripts/image build the same image with no container engine (pkg/harness/image); the
 # filesystem here comes from the same program, so both hold exactly:
 #   /hf-provisioner-digitalocean        the static binary, the entrypoint
 #   /etc/passwd, /etc/group             root, and nonroot (65532:65532), the user
@@ -25,7 +25,7 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    go run ./pkg/image/cmd tree --out /rootfs --version "${VERSION}" ${TARGETARCH:+--arch "${TARGETARCH}"}
+    go run ./pkg/harness/image/cmd tree --out /rootfs --version "${VERSION}" ${TARGETARCH:+--arch "${TARGETARCH}"}
 
 FROM scratch
 ARG VERSION=dev

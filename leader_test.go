@@ -15,9 +15,9 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -111,7 +111,7 @@ func waitUntil(t *testing.T, deadline time.Time, what string, cond func() bool) 
 // flags that run the controller on it with leader election.
 type leaderFixture struct {
 	ns          string
-	do          *fake.Server
+	do          *fakedo.Server
 	hf          *gargantuasim.Clients
 	environment *hfv1.Environment
 	kube        kubernetes.Interface
@@ -123,12 +123,12 @@ const leaderToken = "dop_v1_leader"
 func newLeaderFixture(t *testing.T) *leaderFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &leaderFixture{ns: env.NewNamespace(t), do: fake.New(fake.Options{BootDelay: 200 * time.Millisecond, SSH: true})}
+	f := &leaderFixture{ns: env.NewNamespace(t), do: fakedo.New(fakedo.Options{BootDelay: 200 * time.Millisecond, SSH: true})}
 	if err := f.do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.do.Close)
-	f.do.AddAccount(leaderToken, fake.AccountOptions{})
+	f.do.AddAccount(leaderToken, fakedo.AccountOptions{})
 
 	var err error
 	if f.hf, err = gargantuasim.NewClients(env.Config()); err != nil {
@@ -268,7 +268,7 @@ func TestASIGTERMedLeaderHandsTheLeaseOverAtOnce(t *testing.T) {
 // droplet yet. Then it hands over, and no second droplet is made.
 func TestTheLeaseIsKeptWhileADropletCreateIsUnanswered(t *testing.T) {
 	f := newLeaderFixture(t)
-	hold := f.do.HoldAfterApply(fake.RouteCreateDroplets)
+	hold := f.do.HoldAfterApply(fakedo.RouteCreateDroplets)
 	t.Cleanup(hold.Release)
 	a, b := f.startLeaderAndStandby(t, longLease)
 
@@ -303,7 +303,7 @@ func TestTheLeaseIsKeptWhileADropletCreateIsUnanswered(t *testing.T) {
 	if n := len(f.do.Droplets(leaderToken)); n != 1 {
 		t.Errorf("fake holds %d droplets, want 1", n)
 	}
-	if n := f.do.RequestCounts()[fake.RouteCreateDroplets+" dropped"]; n != 0 {
+	if n := f.do.RequestCounts()[fakedo.RouteCreateDroplets+" dropped"]; n != 0 {
 		t.Errorf("%d droplet creates lost their answer", n)
 	}
 }

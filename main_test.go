@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
 )
 
 // runMainEnv makes the test binary act as the controller binary when set.

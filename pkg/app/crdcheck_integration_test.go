@@ -16,10 +16,10 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/app"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +69,7 @@ func alphaCRDs() []*apiextv1.CustomResourceDefinition {
 type alphaWorld struct {
 	env   *testenv.Env
 	ns    string
-	do    *fake.Server
+	do    *fakedo.Server
 	hf    *gargantuasim.Clients
 	kube  kubernetes.Interface
 	dyn   dynamic.Interface
@@ -109,12 +109,12 @@ func newAlphaWorld(t *testing.T) *alphaWorld {
 		return ""
 	})
 
-	w.do = fake.New(fake.Options{BootDelay: 200 * time.Millisecond, SSH: true})
+	w.do = fakedo.New(fakedo.Options{BootDelay: 200 * time.Millisecond, SSH: true})
 	if err := w.do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.do.Close)
-	w.do.AddAccount(alphaToken, fake.AccountOptions{})
+	w.do.AddAccount(alphaToken, fakedo.AccountOptions{})
 	if w.hf, err = gargantuasim.NewClients(env.Config()); err != nil {
 		t.Fatal(err)
 	}

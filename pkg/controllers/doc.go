@@ -37,8 +37,8 @@
 // The VM's config comes from pkg/config; Events and conditions from
 // pkg/events; the API types are in pkg/apis (generated code: pkg/generated).
 //
-// For tests: pkg/digitalocean/fake is the DigitalOcean API in-process,
-// pkg/gargantuasim does what Gargantua does to VMs, pkg/testenv starts etcd
-// and kube-apiserver; pkg/e2e and pkg/reliability drive the controllers
+// For tests: pkg/harness/fakedo is the DigitalOcean API in-process,
+// pkg/harness/gargantuasim does what Gargantua does to VMs, pkg/harness/testenv starts etcd
+// and kube-apiserver; pkg/harness/e2e and pkg/harness/reliability drive the controllers
 // with them.
 package controllers

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	dto "github.com/prometheus/client_model/go"
 )
 
-func catalogServer(t *testing.T, opts fake.Options) *fake.Server {
+func catalogServer(t *testing.T, opts fakedo.Options) *fakedo.Server {
 	t.Helper()
-	do := fake.New(opts)
+	do := fakedo.New(opts)
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func catalogServer(t *testing.T, opts fake.Options) *fake.Server {
 }
 
 // catalogRequests counts the catalog's requests the fake answered, by route.
-func catalogRequests(do *fake.Server) map[string]int {
+func catalogRequests(do *fakedo.Server) map[string]int {
 	out := map[string]int{}
 	for _, r := range do.Requests() {
 		out[r.Pattern]++
@@ -31,9 +31,9 @@ func catalogRequests(do *fake.Server) map[string]int {
 }
 
 func TestCatalogIsFetchedOncePerTokenAndTTL(t *testing.T) {
-	do := catalogServer(t, fake.Options{ExtraSizes: []godo.Size{{Slug: "s-8vcpu-16gb", Available: true, PriceMonthly: 96, Regions: []string{"sfo3"}}}})
+	do := catalogServer(t, fakedo.Options{ExtraSizes: []godo.Size{{Slug: "s-8vcpu-16gb", Available: true, PriceMonthly: 96, Regions: []string{"sfo3"}}}})
 	const token = "dop_v1_catalog"
-	do.AddAccount(token, fake.AccountOptions{})
+	do.AddAccount(token, fakedo.AccountOptions{})
 	cats := NewCatalogs(NewClients(do.URL(), LimiterOptions{}))
 	now := time.Now()
 	cats.now = func() time.Time { return now }
@@ -57,7 +57,7 @@ func TestCatalogIsFetchedOncePerTokenAndTTL(t *testing.T) {
 			t.Fatalf("unknown image: %v, %v; want nil, nil", im, err)
 		}
 	}
-	want := map[string]int{fake.RouteAccount: 1, fake.RouteListRegions: 1, fake.RouteListSizes: 1, fake.RouteListImages: 1, fake.RouteGetImage: 1}
+	want := map[string]int{fakedo.RouteAccount: 1, fakedo.RouteListRegions: 1, fakedo.RouteListSizes: 1, fakedo.RouteListImages: 1, fakedo.RouteGetImage: 1}
 	if got := catalogRequests(do); !equalCounts(got, want) {
 		t.Fatalf("requests %v, want %v", got, want)
 	}
@@ -69,13 +69,13 @@ func TestCatalogIsFetchedOncePerTokenAndTTL(t *testing.T) {
 	if err := cats.CheckAccount(ctx, token, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := catalogRequests(do); got[fake.RouteListRegions] != 2 || got[fake.RouteAccount] != 2 {
+	if got := catalogRequests(do); got[fakedo.RouteListRegions] != 2 || got[fakedo.RouteAccount] != 2 {
 		t.Errorf("after an hour: %v, want the catalog and the account fetched again", got)
 	}
 }
 
 func TestRevokedTokenVerdictIsKept(t *testing.T) {
-	do := catalogServer(t, fake.Options{})
+	do := catalogServer(t, fakedo.Options{})
 	cats := NewCatalogs(NewClients(do.URL(), LimiterOptions{}))
 	for range 3 {
 		err := cats.CheckAccount(context.Background(), "dop_v1_revoked", 0)
@@ -83,13 +83,13 @@ func TestRevokedTokenVerdictIsKept(t *testing.T) {
 			t.Fatalf("unknown token: %v, want Unauthorized", err)
 		}
 	}
-	if n := catalogRequests(do)[fake.RouteAccount]; n != 1 {
+	if n := catalogRequests(do)[fakedo.RouteAccount]; n != 1 {
 		t.Errorf("%d account requests, want 1", n)
 	}
 	// A recent-enough verdict is not asked again; an older one is.
 	cats.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
 	_ = cats.CheckAccount(context.Background(), "dop_v1_revoked", time.Minute)
-	if n := catalogRequests(do)[fake.RouteAccount]; n != 2 {
+	if n := catalogRequests(do)[fakedo.RouteAccount]; n != 2 {
 		t.Errorf("%d account requests after the verdict aged, want 2", n)
 	}
 }
@@ -97,9 +97,9 @@ func TestRevokedTokenVerdictIsKept(t *testing.T) {
 // Catalog requests go last: with the token's budget mostly spent they are
 // held back, counted as "catalog", while re-reads still go.
 func TestCatalogHasTheLowestPriority(t *testing.T) {
-	do := catalogServer(t, fake.Options{})
+	do := catalogServer(t, fakedo.Options{})
 	const token = "dop_v1_catalog-priority"
-	do.AddAccount(token, fake.AccountOptions{})
+	do.AddAccount(token, fakedo.AccountOptions{})
 	clients := NewClients(do.URL(), LimiterOptions{Limits: []RateLimit{{Requests: 10, Window: time.Minute}}, Headroom: 0.1})
 	client, err := clients.For(token)
 	if err != nil {

@@ -9,17 +9,17 @@ import (
 
 	"github.com/digitalocean/godo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
 func TestListFinishesOnceStartedThoughReReadsAreFull(t *testing.T) {
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer do.Close()
 	const token = "dop_v1_list-test"
-	do.AddAccount(token, fake.AccountOptions{DropletLimit: 300})
+	do.AddAccount(token, fakedo.AccountOptions{DropletLimit: 300})
 	for i := range 250 { // two pages of 200
 		do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: fmt.Sprintf("d-%d", i), Region: "nyc1",
 			Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{"t"}})
@@ -50,13 +50,13 @@ func TestListFinishesOnceStartedThoughReReadsAreFull(t *testing.T) {
 // A list of summaries pages as ListByTag does, each droplet with its
 // summary and nothing else.
 func TestListSummariesByTagKeepsEachDropletsSummaryOnly(t *testing.T) {
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer do.Close()
 	const token = "dop_v1_summaries-test"
-	do.AddAccount(token, fake.AccountOptions{DropletLimit: 300})
+	do.AddAccount(token, fakedo.AccountOptions{DropletLimit: 300})
 	for i := range 250 { // two pages of 200
 		do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: fmt.Sprintf("d-%d", i), Region: "nyc1",
 			Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{"hfdo-install:a b"},

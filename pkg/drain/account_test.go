@@ -7,7 +7,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 )
 
@@ -15,12 +15,12 @@ import (
 // takes only what carries its installation's tag, and the keys its Keys name.
 func TestEmptyAccountTakesOnlyThisInstallations(t *testing.T) {
 	const token = "dop_v1_shared_account"
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, DeleteLag: 50 * time.Millisecond})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, DeleteLag: 50 * time.Millisecond})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(token, fake.AccountOptions{})
+	do.AddAccount(token, fakedo.AccountOptions{})
 	droplet := func(name, installation string) {
 		do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: name, Region: "nyc1", Size: "s-1vcpu-1gb",
 			Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{digitalocean.InstallationTag(installation)}})
@@ -56,7 +56,7 @@ func TestEmptyAccountTakesOnlyThisInstallations(t *testing.T) {
 }
 
 // fakeClient is an unlimited DigitalOcean client of token at do.
-func fakeClient(t *testing.T, do *fake.Server, token string) *godo.Client {
+func fakeClient(t *testing.T, do *fakedo.Server, token string) *godo.Client {
 	t.Helper()
 	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
 	if err != nil {

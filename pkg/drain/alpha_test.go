@@ -10,7 +10,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -36,13 +36,13 @@ func alphaKey(vm string, id int) *v1alpha1.Key {
 // has them, and their namesakes stay.
 func TestEmptyAccountDeletesWhatTheAlphaRecordsByID(t *testing.T) {
 	const token, other = "dop_v1_alpha_account", "dop_v1_other_account"
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, DeleteLag: 50 * time.Millisecond})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, DeleteLag: 50 * time.Millisecond})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(token, fake.AccountOptions{})
-	do.AddAccount(other, fake.AccountOptions{})
+	do.AddAccount(token, fakedo.AccountOptions{})
+	do.AddAccount(other, fakedo.AccountOptions{})
 	droplet := func(name string, tags ...string) godo.Droplet {
 		return do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: name, Region: "nyc1", Size: "s-1vcpu-1gb",
 			Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: tags})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/oauth2"
 )
@@ -19,7 +19,7 @@ import (
 const token = "dop_v1_probe"
 
 // A droplet of the fake, active, created with a fresh key.
-func activeDroplet(t *testing.T, do *fake.Server) (*godo.Droplet, ssh.Signer) {
+func activeDroplet(t *testing.T, do *fakedo.Server) (*godo.Droplet, ssh.Signer) {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -54,12 +54,12 @@ func activeDroplet(t *testing.T, do *fake.Server) (*godo.Droplet, ssh.Signer) {
 }
 
 func TestProbe(t *testing.T) {
-	do := fake.New(fake.Options{SSH: true, BootDelay: 10 * time.Millisecond})
+	do := fakedo.New(fakedo.Options{SSH: true, BootDelay: 10 * time.Millisecond})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(token, fake.AccountOptions{})
+	do.AddAccount(token, fakedo.AccountOptions{})
 	d, signer := activeDroplet(t, do)
 	public, _ := d.PublicIPv4()
 	private, _ := d.PrivateIPv4()
@@ -67,20 +67,20 @@ func TestProbe(t *testing.T) {
 
 	for _, c := range []struct {
 		name      string
-		guest     fake.Guest
+		guest     fakedo.Guest
 		addr      string
 		cloudInit bool
 		want      string
 		ok        bool
 	}{
-		{"logs in", fake.Guest{}, at(public), false, ReasonLoggedIn, true},
-		{"logs in at the private address", fake.Guest{}, at(private), false, ReasonLoggedIn, true},
-		{"sshd down", fake.Guest{SSHDown: true}, at(public), false, ReasonUnreachable, false},
-		{"key refused", fake.Guest{RefuseKeys: true}, at(public), false, ReasonKeyRefused, false},
-		{"cloud-init done", fake.Guest{}, at(public), true, ReasonLoggedIn, true},
-		{"cloud-init running", fake.Guest{CloudInit: fake.CloudInitRunning}, at(public), true, ReasonCloudInitRunning, false},
-		{"cloud-init failed", fake.Guest{CloudInit: fake.CloudInitError}, at(public), true, ReasonCloudInitFailed, false},
-		{"cloud-init not asked", fake.Guest{CloudInit: fake.CloudInitError}, at(public), false, ReasonLoggedIn, true},
+		{"logs in", fakedo.Guest{}, at(public), false, ReasonLoggedIn, true},
+		{"logs in at the private address", fakedo.Guest{}, at(private), false, ReasonLoggedIn, true},
+		{"sshd down", fakedo.Guest{SSHDown: true}, at(public), false, ReasonUnreachable, false},
+		{"key refused", fakedo.Guest{RefuseKeys: true}, at(public), false, ReasonKeyRefused, false},
+		{"cloud-init done", fakedo.Guest{}, at(public), true, ReasonLoggedIn, true},
+		{"cloud-init running", fakedo.Guest{CloudInit: fakedo.CloudInitRunning}, at(public), true, ReasonCloudInitRunning, false},
+		{"cloud-init failed", fakedo.Guest{CloudInit: fakedo.CloudInitError}, at(public), true, ReasonCloudInitFailed, false},
+		{"cloud-init not asked", fakedo.Guest{CloudInit: fakedo.CloudInitError}, at(public), false, ReasonLoggedIn, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := do.SetGuest(token, d.ID, c.guest); err != nil {

@@ -18,5 +18,5 @@
 //     still at DigitalOcean.
 //
 // The VM itself, its Environment and template are the test's to make (see
-// pkg/gargantuasim); this package adds only what the alpha adds.
+// pkg/harness/gargantuasim); this package adds only what the alpha adds.
 package alphatest

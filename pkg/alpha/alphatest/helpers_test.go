@@ -7,11 +7,11 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	"golang.org/x/crypto/ssh"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,14 +44,14 @@ func sharedEnv(t *testing.T) *testenv.Env {
 type world struct {
 	t      *testing.T
 	ns     string
-	do     *fake.Server
+	do     *fakedo.Server
 	hf     *gargantuasim.Clients
 	dyn    dynamic.Interface
 	writer Writer
 	env    *hfv1.Environment
 }
 
-func newWorld(t *testing.T, env *testenv.Env, do *fake.Server) *world {
+func newWorld(t *testing.T, env *testenv.Env, do *fakedo.Server) *world {
 	t.Helper()
 	w := &world{t: t, ns: env.NewNamespace(t), do: do}
 	var err error
@@ -78,14 +78,14 @@ func newWorld(t *testing.T, env *testenv.Env, do *fake.Server) *world {
 }
 
 // newFake is a fake DigitalOcean whose droplets serve SSH.
-func newFake(t *testing.T) *fake.Server {
+func newFake(t *testing.T) *fakedo.Server {
 	t.Helper()
-	do := fake.New(fake.Options{SSH: true, BootDelay: 300 * time.Millisecond})
+	do := fakedo.New(fakedo.Options{SSH: true, BootDelay: 300 * time.Millisecond})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(testToken, fake.AccountOptions{DropletLimit: 100})
+	do.AddAccount(testToken, fakedo.AccountOptions{DropletLimit: 100})
 	return do
 }
 

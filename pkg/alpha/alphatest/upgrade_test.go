@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/image"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testenv"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/image"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"k8s.io/client-go/rest"
 )
 

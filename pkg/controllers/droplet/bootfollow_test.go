@@ -10,7 +10,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
 // Time in this test runs ten times faster than at DigitalOcean: boots of 30
@@ -37,12 +37,12 @@ func TestBootBucketListsFollowSlowerBoots(t *testing.T) {
 		t.Skip("a minute and more of scaled boots")
 	}
 	const token = "dop_v1_boot-follow"
-	do := fake.New(fake.Options{BootDelay: followFastBoot, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: followFastBoot, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(token, fake.AccountOptions{DropletLimit: 10000})
+	do.AddAccount(token, fakedo.AccountOptions{DropletLimit: 10000})
 	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(token)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestBootBucketListsFollowSlowerBoots(t *testing.T) {
 	listsPerDroplet := func(from, to time.Time) float64 {
 		lists := 0
 		for _, r := range do.Requests() {
-			if r.Pattern == fake.RouteListDroplets && !r.Time.Before(from) && r.Time.Before(to) {
+			if r.Pattern == fakedo.RouteListDroplets && !r.Time.Before(from) && r.Time.Before(to) {
 				lists++
 			}
 		}
@@ -103,7 +103,7 @@ func TestBootBucketListsFollowSlowerBoots(t *testing.T) {
 
 	// 60 s boots: until the window has passed, droplets are listed from 27 s
 	// on, as they would be for good if the shortest boot only fell.
-	do.SetTiming(fake.Timing{BootDelay: followSlowBoot, RateLimits: fake.RateLimits{Disabled: true}})
+	do.SetTiming(fakedo.Timing{BootDelay: followSlowBoot, RateLimits: fakedo.RateLimits{Disabled: true}})
 	slowFrom := time.Now()
 	createFor(followWindow / 2)
 	stuck := listsPerDroplet(slowFrom.Add(followFastBoot+followSlowBoot), time.Now())

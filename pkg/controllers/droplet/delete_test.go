@@ -9,8 +9,8 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,7 +27,7 @@ func (noVMs) Get(_, name string) (*hfv1.VirtualMachine, error) {
 	return nil, apierrors.NewNotFound(hfv1.Resource("virtualmachines"), name)
 }
 
-func newDeleteWorld(t *testing.T) (*fake.Server, *godo.Client, *handler) {
+func newDeleteWorld(t *testing.T) (*fakedo.Server, *godo.Client, *handler) {
 	t.Helper()
 	do := newDeleteFake(t)
 	client, err := digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}).For(deleteToken)
@@ -38,18 +38,18 @@ func newDeleteWorld(t *testing.T) (*fake.Server, *godo.Client, *handler) {
 }
 
 // newDeleteFake is a fake DigitalOcean with deleteToken's account.
-func newDeleteFake(t *testing.T) *fake.Server {
+func newDeleteFake(t *testing.T) *fakedo.Server {
 	t.Helper()
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(deleteToken, fake.AccountOptions{DropletLimit: 100})
+	do.AddAccount(deleteToken, fakedo.AccountOptions{DropletLimit: 100})
 	return do
 }
 
-func outOfBand(do *fake.Server, name string, tags ...string) int {
+func outOfBand(do *fakedo.Server, name string, tags ...string) int {
 	return do.CreateDropletOutOfBand(deleteToken, godo.DropletCreateRequest{Name: name, Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: tags}).ID
 }
@@ -88,7 +88,7 @@ func TestDeleteTargetsOfAnUnansweredCreateAreFoundByName(t *testing.T) {
 		t.Errorf("left at DigitalOcean: %v, want the other installation's droplet of that name and another name's", left)
 	}
 	counts := do.RequestCounts()
-	if counts[fake.RouteListDroplets+" 200"] != 1 || counts[fake.RouteDeleteDroplet+" 204"] != 1 || len(counts) != 2 {
+	if counts[fakedo.RouteListDroplets+" 200"] != 1 || counts[fakedo.RouteDeleteDroplet+" 204"] != 1 || len(counts) != 2 {
 		t.Errorf("requests %v, want one list by name and one delete", counts)
 	}
 }

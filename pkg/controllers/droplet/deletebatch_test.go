@@ -14,9 +14,9 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +43,7 @@ func (c *enqueueRecorder) Enqueue(namespace, name string) {
 // and caches the test fills.
 type batchWorld struct {
 	t        *testing.T
-	do       *fake.Server
+	do       *fakedo.Server
 	h        *handler
 	r        *reaper
 	vms      map[string]*hfv1.VirtualMachine
@@ -140,7 +140,7 @@ func TestTwentyDeletedVMsCostThreeRequests(t *testing.T) {
 		t.Fatalf("%d droplets left after the batched delete", len(left))
 	}
 	total, byKey := w.dropletRequests()
-	want := map[string]int{fake.RouteCreateTag + " 201": 1, fake.RouteTagResources + " 204": 1, fake.RouteDeleteDropletsByTag + " 204": 1}
+	want := map[string]int{fakedo.RouteCreateTag + " 201": 1, fakedo.RouteTagResources + " 204": 1, fakedo.RouteDeleteDropletsByTag + " 204": 1}
 	if total != 3 || !maps.Equal(byKey, want) {
 		t.Errorf("20 deleted VMs cost %d requests %v, want %v", total, byKey, want)
 	}
@@ -169,18 +169,18 @@ func TestLaterBatchesReuseTheTagOfASuccessfulOne(t *testing.T) {
 		w.settle()
 	}
 	total, byKey := w.dropletRequests()
-	want := map[string]int{fake.RouteCreateTag + " 201": 1, fake.RouteTagResources + " 204": 2, fake.RouteDeleteDropletsByTag + " 204": 2}
+	want := map[string]int{fakedo.RouteCreateTag + " 201": 1, fakedo.RouteTagResources + " 204": 2, fakedo.RouteDeleteDropletsByTag + " 204": 2}
 	if total != 5 || !maps.Equal(byKey, want) {
 		t.Errorf("two batches cost %d requests %v, want %v", total, byKey, want)
 	}
 
-	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteDropletsByTag: {ErrorRate: 1, ErrorStatus: 503}}})
+	w.do.SetFaults(fakedo.Faults{Rules: map[string]fakedo.FaultRule{fakedo.RouteDeleteDropletsByTag: {ErrorRate: 1, ErrorStatus: 503}}})
 	w.deleteVM("vm-2")
 	deadline := time.Now().Add(10 * time.Second)
-	for w.do.RequestCounts()[fake.RouteDeleteDropletsByTag+" 503"] == 0 && time.Now().Before(deadline) {
+	for w.do.RequestCounts()[fakedo.RouteDeleteDropletsByTag+" 503"] == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	w.do.SetFaults(fake.Faults{})
+	w.do.SetFaults(fakedo.Faults{})
 	w.settle()
 	var tags []string
 	for _, r := range w.do.TagResourcesRecords(deleteToken) {
@@ -251,7 +251,7 @@ func TestDeleteBatchFallsBackOneByOneWhenADropletIsGone(t *testing.T) {
 			t.Errorf("%s not reaped (a 404 counts as gone)", n)
 		}
 	}
-	if got := w.do.RequestCounts()[fake.RouteDeleteDroplet+" 204"]; got != 2 {
+	if got := w.do.RequestCounts()[fakedo.RouteDeleteDroplet+" 204"]; got != 2 {
 		t.Errorf("%d deletes by ID answered 204, want the 2 left", got)
 	}
 }
@@ -259,17 +259,17 @@ func TestDeleteBatchFallsBackOneByOneWhenADropletIsGone(t *testing.T) {
 func TestDeleteBatchRetriesFailuresAndLosesNothing(t *testing.T) {
 	w := newBatchWorld(t)
 	a, b := w.vm("a"), w.vm("b")
-	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteDropletsByTag: {ErrorRate: 1, ErrorStatus: 503}}})
+	w.do.SetFaults(fakedo.Faults{Rules: map[string]fakedo.FaultRule{fakedo.RouteDeleteDropletsByTag: {ErrorRate: 1, ErrorStatus: 503}}})
 	w.deleteVM("a")
 	deadline := time.Now().Add(10 * time.Second)
-	for w.do.RequestCounts()[fake.RouteDeleteDropletsByTag+" 503"] == 0 && time.Now().Before(deadline) {
+	for w.do.RequestCounts()[fakedo.RouteDeleteDropletsByTag+" 503"] == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !w.h.deletes.isPending(w.droplets["a"]) {
 		t.Fatal("a failed entry left the batcher at the first 503")
 	}
 	w.deleteVM("b") // joins the retry
-	w.do.SetFaults(fake.Faults{})
+	w.do.SetFaults(fakedo.Faults{})
 	w.settle()
 	if w.live(a) || w.live(b) || !w.reaped("a") || !w.reaped("b") {
 		t.Errorf("after the retry: a live %v reaped %v, b live %v reaped %v", w.live(a), w.reaped("a"), w.live(b), w.reaped("b"))
@@ -277,7 +277,7 @@ func TestDeleteBatchRetriesFailuresAndLosesNothing(t *testing.T) {
 
 	// Refused for good: handed back to the Droplet's cleanup at once.
 	c := w.vm("c")
-	w.do.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteTagResources: {ErrorRate: 1, ErrorStatus: 401}}})
+	w.do.SetFaults(fakedo.Faults{Rules: map[string]fakedo.FaultRule{fakedo.RouteTagResources: {ErrorRate: 1, ErrorStatus: 401}}})
 	w.deleteVM("c")
 	w.settle()
 	if !w.live(c) || w.reaped("c") || !slices.Contains(w.queue.enqueued, "ns/c") {

@@ -9,21 +9,21 @@ import (
 
 	"github.com/digitalocean/godo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
 const fleetToken = "dop_v1_fleet-test"
 
 // newFleetWorld is a fake holding n droplets with the installation tag and
 // one without, and a fleet listing them.
-func newFleetWorld(t *testing.T, n int) (*fake.Server, *godo.Client, *fleet, []int, *[][]int) {
+func newFleetWorld(t *testing.T, n int) (*fakedo.Server, *godo.Client, *fleet, []int, *[][]int) {
 	t.Helper()
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(fleetToken, fake.AccountOptions{DropletLimit: n + 10})
+	do.AddAccount(fleetToken, fakedo.AccountOptions{DropletLimit: n + 10})
 	tag := digitalocean.InstallationTag("fleet-test")
 	var ids []int
 	for i := 0; i < n; i++ {
@@ -51,17 +51,17 @@ func TestFleetListsAllPagesOncePerPeriod(t *testing.T) {
 		}
 	}
 	counts := do.RequestCounts()
-	if n := counts[fake.RouteListDroplets+" 200"]; n != 3 {
+	if n := counts[fakedo.RouteListDroplets+" 200"]; n != 3 {
 		t.Errorf("450 droplets read with %d list requests, want 3 pages of 200", n)
 	}
-	if n := counts[fake.RouteGetDroplet+" 200"]; n != 0 {
+	if n := counts[fakedo.RouteGetDroplet+" 200"]; n != 0 {
 		t.Errorf("%d single GETs, want none", n)
 	}
 	// Older than the period asked for: listed again, once.
 	if _, err := f.get(client, ids[0], 0, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 6 {
+	if n := do.RequestCounts()[fakedo.RouteListDroplets+" 200"]; n != 6 {
 		t.Errorf("after a stale read: %d list requests, want 6", n)
 	}
 }
@@ -125,7 +125,7 @@ func TestFleetRelistsForADropletNewerThanTheList(t *testing.T) {
 	if err != nil || d == nil || d.ID != newID {
 		t.Fatalf("new droplet: %v, %v; want it from a new list", d, err)
 	}
-	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 2 {
+	if n := do.RequestCounts()[fakedo.RouteListDroplets+" 200"]; n != 2 {
 		t.Errorf("%d list requests, want 2: one more for the new droplet", n)
 	}
 	// Others are served by that list: no more requests.
@@ -154,7 +154,7 @@ func TestBootingDropletIsReadFromItsBucket(t *testing.T) {
 			t.Fatalf("droplet %d: %v, %v", id, d, err)
 		}
 	}
-	if n := do.RequestCounts()[fake.RouteListDroplets+" 200"]; n != 1 {
+	if n := do.RequestCounts()[fakedo.RouteListDroplets+" 200"]; n != 1 {
 		t.Errorf("3 booting droplets among 453 read with %d list requests, want 1", n)
 	}
 }
@@ -183,7 +183,7 @@ func TestActiveDropletKeepsItsBootListsNewerView(t *testing.T) {
 
 // tightClient is a client whose limiter lets one resync and two creates
 // through per hour.
-func tightClient(t *testing.T, do *fake.Server) *godo.Client {
+func tightClient(t *testing.T, do *fakedo.Server) *godo.Client {
 	t.Helper()
 	limits := digitalocean.LimiterOptions{Limits: []digitalocean.RateLimit{{Requests: 2, Window: time.Hour}}, Headroom: 0.01}
 	client, err := digitalocean.NewClients(do.URL(), limits).For(fleetToken)
@@ -238,7 +238,7 @@ func TestNearlyStaleBootListIsRelistedOnlyWithRoomToSpare(t *testing.T) {
 	boot := digitalocean.BootTag(f.tag, time.Now(), 1)
 	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "new", Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, Tags: []string{f.tag, boot}}).ID
-	lists := func() int { return do.RequestCounts()[fake.RouteListDroplets+" 200"] }
+	lists := func() int { return do.RequestCounts()[fakedo.RouteListDroplets+" 200"] }
 	var wait time.Duration
 	f.room = func(*godo.Client, digitalocean.Priority) time.Duration { return wait }
 	age := func(tag string) {
@@ -291,7 +291,7 @@ func TestDropletsSkippedByShiftingPagesAreNotAskedForOneByOne(t *testing.T) {
 	if _, err := f.get(client, ids[0], time.Hour, time.Time{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	hold := do.HoldAfterApply(fake.RouteListDroplets)
+	hold := do.HoldAfterApply(fakedo.RouteListDroplets)
 	listed := make(chan error, 1)
 	go func() {
 		_, err := f.get(client, ids[0], 0, time.Time{}, "")

@@ -8,7 +8,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
 // listedAll is a list answer's droplets as a fleet keeps them.
@@ -24,12 +24,12 @@ func listedAll(droplets map[int]*godo.Droplet) map[int]*listedDroplet {
 // A fleet keeps droplets as listed keeps them from a list of summaries:
 // the status read from one must be the one read from the whole droplet.
 func TestListedKeepsWhatTheStatusIsReadFrom(t *testing.T) {
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer do.Close()
-	do.AddAccount(fleetToken, fake.AccountOptions{})
+	do.AddAccount(fleetToken, fakedo.AccountOptions{})
 	id := do.CreateDropletOutOfBand(fleetToken, godo.DropletCreateRequest{Name: "vm-0", Region: "nyc1",
 		Size: "s-1vcpu-1gb", Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}, IPv6: true, PrivateNetworking: true,
 		Tags: []string{"t"}}).ID

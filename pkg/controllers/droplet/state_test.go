@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 )
 
 // set makes one condition of a test Droplet.

@@ -10,10 +10,10 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -31,7 +31,7 @@ func (statusWriter) EnqueueAfter(string, string, time.Duration)          {}
 // Droplet and Secrets in its caches.
 type retireWorld struct {
 	t       *testing.T
-	do      *fake.Server
+	do      *fakedo.Server
 	h       *handler
 	droplet *v1alpha1.Droplet
 	key     *v1alpha1.Key
@@ -39,12 +39,12 @@ type retireWorld struct {
 
 func newRetireWorld(t *testing.T) *retireWorld {
 	t.Helper()
-	do := fake.New(fake.Options{BootDelay: fake.NoDelay, RateLimits: fake.RateLimits{Disabled: true}})
+	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(do.Close)
-	do.AddAccount(retireToken, fake.AccountOptions{})
+	do.AddAccount(retireToken, fakedo.AccountOptions{})
 	pair, err := sshkey.NewED25519("vm")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestRetiredKeyIsRegisteredAgainForANewCreate(t *testing.T) {
 	if w.key.Status.Fingerprint != fingerprint {
 		t.Errorf("registered again as %s, want the Secret's key %s", w.key.Status.Fingerprint, fingerprint)
 	}
-	if n := w.do.RequestCounts()[fake.RouteCreateKey+" 201"]; n != 2 {
+	if n := w.do.RequestCounts()[fakedo.RouteCreateKey+" 201"]; n != 2 {
 		t.Errorf("%d key creates, want 2 (no lookup before a create)", n)
 	}
 }

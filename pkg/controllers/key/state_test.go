@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/testutil"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 )
 
 // set makes one condition of a test Key.

@@ -8,7 +8,7 @@ import (
 	"github.com/digitalocean/godo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean/fake"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
 // A round waits for a delay without Droplet deletes, so that an event's
@@ -94,7 +94,7 @@ func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
 		t.Fatalf("after the first listing: next round in %v, want about %v", wait, delay)
 	}
 	createTag(digitalocean.VMTag("second"))
-	srv.SetFaults(fake.Faults{Rules: map[string]fake.FaultRule{fake.RouteDeleteTag: {ErrorRate: 1, ErrorStatus: 503}}})
+	srv.SetFaults(fakedo.Faults{Rules: map[string]fakedo.FaultRule{fakedo.RouteDeleteTag: {ErrorRate: 1, ErrorStatus: 503}}})
 	time.Sleep(delay)
 	for i := range 3 { // the first tag's delete fails each time; the second's confirmation falls due
 		if wait := next(); wait < delay/2 {
@@ -102,7 +102,7 @@ func TestTagTidyNeverLooksAgainAtOnce(t *testing.T) {
 		}
 		time.Sleep(2 * delay)
 	}
-	srv.SetFaults(fake.Faults{})
+	srv.SetFaults(fakedo.Faults{})
 	for range 3 {
 		next()
 		time.Sleep(delay)
@@ -141,14 +141,14 @@ func TestATagInUseIsLookedAtAgain(t *testing.T) {
 }
 
 // newTidyFake is a fake DigitalOcean with token's account, and clients of it.
-func newTidyFake(t *testing.T, token string) (*fake.Server, *digitalocean.Clients, *godo.Client) {
+func newTidyFake(t *testing.T, token string) (*fakedo.Server, *digitalocean.Clients, *godo.Client) {
 	t.Helper()
-	srv := fake.New(fake.Options{})
+	srv := fakedo.New(fakedo.Options{})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	srv.AddAccount(token, fake.AccountOptions{})
+	srv.AddAccount(token, fakedo.AccountOptions{})
 	clients := digitalocean.NewClients(srv.URL(), digitalocean.LimiterOptions{Disabled: true})
 	client, err := clients.For(token)
 	if err != nil {
