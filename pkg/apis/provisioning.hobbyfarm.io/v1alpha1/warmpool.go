@@ -1,9 +1,6 @@
 package v1alpha1
 
-import (
-	"github.com/rancher/wrangler/v3/pkg/genericcondition"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // WarmPoolLabel on a pool member (its Droplet, Key and Secret) names its WarmPool.
 const WarmPoolLabel = "provisioning.hobbyfarm.io/warm-pool"
@@ -60,8 +57,7 @@ type WarmPoolStatus struct {
 	// Auto is how an auto-sized pool chose its size; nil for a fixed size.
 	Auto *WarmPoolAutoStatus `json:"auto,omitempty"`
 	// ActiveEvents are the scheduled events the pool serves now.
-	ActiveEvents []string                            `json:"activeEvents,omitempty"`
-	Conditions   []genericcondition.GenericCondition `json:"conditions,omitempty"`
+	ActiveEvents []string `json:"activeEvents,omitempty"`
 }
 
 // WarmPoolAutoStatus is what an auto-sized pool's size was chosen from.

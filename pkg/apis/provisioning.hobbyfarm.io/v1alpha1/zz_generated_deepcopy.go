@@ -511,11 +511,6 @@ func (in *WarmPoolStatus) DeepCopyInto(out *WarmPoolStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
-	if in.Conditions != nil {
-		in, out := &in.Conditions, &out.Conditions
-		*out = make([]genericcondition.GenericCondition, len(*in))
-		copy(*out, *in)
-	}
 	return
 }
 
