@@ -7,7 +7,6 @@ import (
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/sirupsen/logrus"
 )
 
@@ -105,7 +104,7 @@ func holderOf(d *v1alpha1.Droplet) string {
 // alpha's, and the alpha deletes it).
 func logRegisteredKeys(o objects) {
 	for _, k := range o.keys {
-		retired := k.Status.KeyID == 0 && v1alpha1.Created.GetReason(k) == keycontroller.ReasonRetired
+		retired := k.Status.KeyID == 0 && v1alpha1.Created.GetReason(k) == v1alpha1.ReasonRetired
 		if alpha.IsKey(k) || k.Spec.AdoptedKeyID != 0 || retired || !mayHoldKey(k) {
 			continue
 		}

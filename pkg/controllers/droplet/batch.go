@@ -13,6 +13,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
@@ -82,7 +83,7 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 	var mates []*v1alpha1.Droplet
 	for _, m := range awaiting {
 		// Cheap checks first: batchKey encodes the whole request.
-		if m.Name == d.Name || !finalizer.Has(m, CleanupHandlerName) || h.mem.inBatch(m) {
+		if m.Name == d.Name || !finalizer.Has(m, finalizer.DropletCleanupHandler) || h.mem.inBatch(m) {
 			continue
 		}
 		if _, created := h.mem.createdID(m); created {
@@ -228,7 +229,7 @@ func (h *handler) eachConcurrently(n int, f func(i int)) {
 // writeMate writes a batch member's status; should that fail, its intent
 // and batch tag are on record, and its next pass adopts by the tag.
 func (h *handler) writeMate(m *v1alpha1.Droplet) {
-	StampState(m)
+	statecolumn.StampDroplet(m)
 	held := h.takeHeld(m)
 	written, err := h.droplets.UpdateStatus(m)
 	if err != nil {

@@ -23,7 +23,7 @@ func TestBatchMatesComeFromTheAwaitingIndex(t *testing.T) {
 	start := time.Now()
 	fresh := func(name string, age time.Duration) *v1alpha1.Droplet {
 		d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-			CreationTimestamp: metav1.NewTime(start.Add(-age)), Finalizers: []string{finalizer.Of(CleanupHandlerName)}}}
+			CreationTimestamp: metav1.NewTime(start.Add(-age)), Finalizers: []string{finalizer.Of(finalizer.DropletCleanupHandler)}}}
 		d.Spec.Name, d.Spec.VirtualMachine = name, name
 		d.Spec.Region, d.Spec.Size, d.Spec.Image = "nyc1", "s-1vcpu-1gb", "ubuntu-22-04-x64"
 		d.Spec.Tags = []string{digitalocean.VMTag("uid-" + name)}

@@ -37,7 +37,7 @@ func (h *handler) sameName(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 // createTag is the tag a create of d sent alone carries beside the shared
 // ones: the VM's, while another Droplet has the same name; none otherwise.
 func (h *handler) createTag(d *v1alpha1.Droplet) string {
-	if IsPoolMember(d) || len(h.sameName(d)) == 0 {
+	if d.IsPoolMember() || len(h.sameName(d)) == 0 {
 		return ""
 	}
 	return digitalocean.VMTag(vmUID(d))
@@ -46,7 +46,7 @@ func (h *handler) createTag(d *v1alpha1.Droplet) string {
 // sentTags are the tags a create of d sent alone gives the droplet: a pool
 // member's identity tags, or a VM's shared ones (and its createTag).
 func sentTags(d *v1alpha1.Droplet) []string {
-	if IsPoolMember(d) {
+	if d.IsPoolMember() {
 		return d.Spec.Tags
 	}
 	return append(digitalocean.SharedTags(d.Spec.Tags), nonEmpty(d.Status.CreateTag)...)

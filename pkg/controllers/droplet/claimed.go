@@ -42,7 +42,7 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 	}
 	logFor(d).WithField("droplet", id).WithField("pool", poolName(d)).Info("took droplet from warm pool")
 	h.observeActivity(d)
-	h.progress(d, v1alpha1.Created, ReasonClaimedFromPool, fmt.Sprintf("droplet %d taken from warm pool %q", id, poolName(d)))
+	h.progress(d, v1alpha1.Created, v1alpha1.ReasonClaimedFromPool, fmt.Sprintf("droplet %d taken from warm pool %q", id, poolName(d)))
 	if v1alpha1.Ready.IsTrue(d) {
 		// Checked with the VM's own Secret, which holds the member's key:
 		// one login, and the VM is running.
@@ -62,7 +62,7 @@ func (h *handler) claimedMemberOf(d *v1alpha1.Droplet) *v1alpha1.Droplet {
 		return nil
 	}
 	for _, m := range members {
-		if IsPoolMember(m) && m.Status.DropletID == d.Spec.ClaimedDropletID && m.Status.Status != "" {
+		if m.IsPoolMember() && m.Status.DropletID == d.Spec.ClaimedDropletID && m.Status.Status != "" {
 			return m
 		}
 	}
@@ -86,11 +86,11 @@ func (h *handler) claimedGone(d *v1alpha1.Droplet) error {
 	if v1alpha1.Ready.IsTrue(d) {
 		events.SetCondition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Spec.ClaimedDropletID))
 	}
-	return h.fail(d, v1alpha1.Created, ReasonClaimedDropletGone, fmt.Sprintf(
+	return h.fail(d, v1alpha1.Created, v1alpha1.ReasonClaimedDropletGone, fmt.Sprintf(
 		"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", d.Spec.ClaimedDropletID, poolName(d)))
 }
 
 // isClaimed: d's droplet is the one its VM took from a pool.
 func isClaimed(d *v1alpha1.Droplet) bool {
-	return d.Spec.ClaimedDropletID != 0 && !IsPoolMember(d)
+	return d.Spec.ClaimedDropletID != 0 && !d.IsPoolMember()
 }

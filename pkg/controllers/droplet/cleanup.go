@@ -21,7 +21,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.forget(d)
 		return d, nil
 	}
-	if IsPoolMember(d) && d.Status.Claim != nil && !v1alpha1.ForceReleaseRequested(d) {
+	if d.IsPoolMember() && d.Status.Claim != nil && !v1alpha1.ForceReleaseRequested(d) {
 		verdict, err := h.claimedMember(d)
 		switch {
 		case err != nil:

@@ -23,12 +23,9 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// Handler names are part of the API: the cleanup one names the Droplet's
-// finalizer. Never rename them.
-const (
-	HandlerName        = "hf-provisioner-digitalocean-droplet"
-	CleanupHandlerName = "hf-provisioner-digitalocean-droplet-cleanup"
-)
+// HandlerName is part of the API, as its cleanup handler's name
+// (finalizer.DropletCleanupHandler) is. Never rename it.
+const HandlerName = "hf-provisioner-digitalocean-droplet"
 
 // Options tune how often droplets are re-read from DigitalOcean.
 type Options struct {
@@ -106,7 +103,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	// clean up (see package takeover).
 	droplets.Cache().AddIndexer(awaitingCreateIndex, awaitingCreate)
 	droplets.Cache().AddIndexer(dropletNameIndex, dropletNameKeys)
-	finalizer.RegisterCleanup(ctx, droplets, CleanupHandlerName, h.cleanup, alpha.IsDroplet)
+	finalizer.RegisterCleanup(ctx, droplets, finalizer.DropletCleanupHandler, h.cleanup, alpha.IsDroplet)
 	droplets.OnChange(ctx, HandlerName, h.sync)
 	startReaper(ctx, h, vms.Informer(), droplets.Informer(), secrets.Informer())
 

@@ -14,13 +14,14 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 )
 
 // createPriority puts a warm pool's refill behind creates a user waits for.
 func createPriority(d *v1alpha1.Droplet) digitalocean.Priority {
-	if IsPoolMember(d) {
+	if d.IsPoolMember() {
 		return digitalocean.PriorityPool
 	}
 	return digitalocean.PriorityCreate
@@ -39,7 +40,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		return 0, nil
 	}
 
-	if !finalizer.Has(d, CleanupHandlerName) {
+	if !finalizer.Has(d, finalizer.DropletCleanupHandler) {
 		// Made without it (the VM controller makes it with the finalizer on),
 		// and wrangler's remove handler, which runs first, could not add the
 		// finalizer (its write conflicted): a droplet created before it is
@@ -105,9 +106,6 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
 }
-
-// ReasonCreating: the create is on record and about to be sent (recordIntent).
-const ReasonCreating = "Creating"
 
 // reasonCreateUnconfirmed: a create got no answer, or a 5xx.
 const reasonCreateUnconfirmed = "CreateUnconfirmed"
@@ -200,8 +198,8 @@ func (h *handler) recordIntent(d *v1alpha1.Droplet, batch, bootTag string) error
 	// From here on the create may reach DigitalOcean.
 	intent.Status.NotCreated = false
 	events.MarkConfigValid(intent)
-	events.SetCondition(intent, v1alpha1.Created, false, ReasonCreating, "creating the droplet in DigitalOcean")
-	StampState(intent)
+	events.SetCondition(intent, v1alpha1.Created, false, v1alpha1.ReasonCreating, "creating the droplet in DigitalOcean")
+	statecolumn.StampDroplet(intent)
 	updated, err := h.droplets.UpdateStatus(intent)
 	if err != nil {
 		return err
@@ -219,7 +217,7 @@ func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 	if !freshForCreate(d) {
 		return true
 	}
-	if IsPoolMember(d) {
+	if d.IsPoolMember() {
 		// A pool member's name is new: no earlier Droplet had it.
 		return false
 	}

@@ -104,7 +104,7 @@ func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 		"single-created": h.deleteTargets(deletingDroplet("uid-1", single, "", "Created")),
 		"multi-created":  h.deleteTargets(deletingDroplet("uid-2", multi, batch, "Created")),
 		"adopted":        h.deleteTargets(deletingDroplet("uid-3", adopted, "", "Adopted")),
-		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", ReasonClaimedFromPool)),
+		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", v1alpha1.ReasonClaimedFromPool)),
 	}
 	for name, targets := range all {
 		if targets.unanswered != nil || len(targets.ids) != 1 || !targets.batchable() {
@@ -157,9 +157,9 @@ func TestReapableOnlySettledDropletsOfThatVM(t *testing.T) {
 func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
 	_, _, h := newDeleteWorld(t)
 	for name, d := range map[string]*v1alpha1.Droplet{
-		"recorded":          deletingDroplet("uid-1", 42, "", ReasonClaimedFromPool),
-		"status without ID": deletingDroplet("uid-1", 0, "", ReasonClaimedFromPool),
-		"gone":              deletingDroplet("uid-1", 42, "", ReasonClaimedDropletGone),
+		"recorded":          deletingDroplet("uid-1", 42, "", v1alpha1.ReasonClaimedFromPool),
+		"status without ID": deletingDroplet("uid-1", 0, "", v1alpha1.ReasonClaimedFromPool),
+		"gone":              deletingDroplet("uid-1", 42, "", v1alpha1.ReasonClaimedDropletGone),
 	} {
 		d.Spec.ClaimedDropletID = 42
 		if name == "gone" {
@@ -182,7 +182,7 @@ func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
 func TestFirstReadOfAGoneClaimedDropletSaysSo(t *testing.T) {
 	_, client, h := newDeleteWorld(t)
 	h.backoff = digitalocean.NewBackoff()
-	claimed := deletingDroplet("uid-1", 42, "", ReasonClaimedFromPool)
+	claimed := deletingDroplet("uid-1", 42, "", v1alpha1.ReasonClaimedFromPool)
 	claimed.Spec.ClaimedDropletID = 42
 	claimed.Spec.Pool = &v1alpha1.PoolMembership{Name: "pool"}
 	v1alpha1.Ready.True(claimed)
@@ -190,8 +190,8 @@ func TestFirstReadOfAGoneClaimedDropletSaysSo(t *testing.T) {
 	if err != nil || requeue != 0 {
 		t.Errorf("refresh = %v, %v; want no error and no next read", requeue, err)
 	}
-	if reason := v1alpha1.Created.GetReason(claimed); !v1alpha1.Created.IsFalse(claimed) || reason != ReasonClaimedDropletGone {
-		t.Errorf("Created = %s/%s, want False/%s", v1alpha1.Created.GetStatus(claimed), reason, ReasonClaimedDropletGone)
+	if reason := v1alpha1.Created.GetReason(claimed); !v1alpha1.Created.IsFalse(claimed) || reason != v1alpha1.ReasonClaimedDropletGone {
+		t.Errorf("Created = %s/%s, want False/%s", v1alpha1.Created.GetStatus(claimed), reason, v1alpha1.ReasonClaimedDropletGone)
 	}
 	if v1alpha1.Ready.IsTrue(claimed) {
 		t.Error("Ready stays True for a droplet DigitalOcean does not know")

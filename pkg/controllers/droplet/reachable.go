@@ -15,23 +15,8 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// SSHEndpointAnnotation on a VM is the host Gargantua's shell dials instead
-// of the VM's public IP.
-const SSHEndpointAnnotation = "sshEndpoint"
-
-// Reasons of Reachable beyond sshprobe's.
-const (
-	// ReasonReadyTimeout: not reachable within ready_timeout of the create.
-	ReasonReadyTimeout = "ReadyTimeout"
-	// ReasonNotChecked: ready_check is none.
-	ReasonNotChecked = "NotChecked"
-	// reasonNoTarget: what to log in with or where is missing.
-	reasonNoTarget = "LoginUnavailable"
-)
-
-// FailedReachability lists the Reachable reasons that no wait will cure
-// without someone acting: the VM is reported failed.
-var FailedReachability = []string{ReasonReadyTimeout, sshprobe.ReasonCloudInitFailed}
+// reasonNoTarget, of Reachable: what to log in with or where is missing.
+const reasonNoTarget = "LoginUnavailable"
 
 // checkReachable runs, for an active droplet, the login its VM's user will
 // make, and records the outcome as Reachable. It returns when to look
@@ -41,11 +26,11 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 		return 0
 	}
 	if d.Spec.Readiness.Check == v1alpha1.ReadyCheckNone {
-		h.progress(d, v1alpha1.Reachable, ReasonNotChecked, "ready_check is none: running once DigitalOcean reports the droplet active")
+		h.progress(d, v1alpha1.Reachable, v1alpha1.ReasonNotChecked, "ready_check is none: running once DigitalOcean reports the droplet active")
 		return 0
 	}
 	vm := h.vmOf(d)
-	if vm == nil && !IsPoolMember(d) {
+	if vm == nil && !d.IsPoolMember() {
 		return 0
 	}
 	if vm != nil && vm.Status.Status == hfv1.VmStatusRunning && d.Spec.AdoptedDropletID == 0 {
@@ -79,7 +64,7 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 	}
 	reason, message := r.Reason, r.Message
 	if late && reason != sshprobe.ReasonCloudInitFailed {
-		reason = ReasonReadyTimeout
+		reason = v1alpha1.ReasonReadyTimeout
 		message = fmt.Sprintf("not reachable within ready_timeout (%s) of the droplet's creation; last attempt: %s", readyTimeout(d), r.Message)
 	}
 	h.reportUnreachable(d, reason, message)
@@ -122,7 +107,7 @@ func (h *handler) loginTarget(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) (ssh
 	var secretName, host string
 	whose := "the VM's"
 	if vm != nil {
-		t.User, secretName, host = vm.Spec.SshUsername, vm.Spec.SecretName, vm.Annotations[SSHEndpointAnnotation]
+		t.User, secretName, host = vm.Spec.SshUsername, vm.Spec.SecretName, vm.Annotations[v1alpha1.SSHEndpointAnnotation]
 		if secretName == "" {
 			return t, "the VM has no secret_name yet"
 		}

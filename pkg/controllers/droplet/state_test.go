@@ -1,7 +1,6 @@
 package droplet
 
 import (
-	"strings"
 	"testing"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -24,72 +23,6 @@ var (
 	active      = set(v1alpha1.Ready, true, "Active", "droplet is active at 10.0.0.7")
 	loggedIn    = set(v1alpha1.Reachable, true, sshprobe.ReasonLoggedIn, "logged in as root")
 )
-
-func TestState(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		d          *v1alpha1.Droplet
-		state      string
-		messageHas string
-	}{
-		// Each condition failing, with everything after it as it would be.
-		{"config invalid", testDroplet(0, false, set(v1alpha1.Configured, false, "InvalidConfig", `"region": is missing`)),
-			"InvalidConfig", `"region": is missing`},
-		{"key pair lost", testDroplet(7, false, configValid, created, active, loggedIn,
-			set(v1alpha1.KeyPair, false, "KeySecretLost", "Secret vm-ssh was deleted")), "KeySecretLost", "vm-ssh"},
-		{"create refused", testDroplet(0, false, configValid, set(v1alpha1.Created, false, "Rejected", "invalid region")),
-			"Rejected", "invalid region"},
-		{"token unavailable", testDroplet(0, false, configValid, set(v1alpha1.Created, false, "TokenUnavailable", "Secret do-token")),
-			"TokenUnavailable", "do-token"},
-		{"waiting for a failing key", testDroplet(0, false, configValid,
-			set(v1alpha1.Created, false, v1alpha1.ReasonWaitingForKey, waitingForKey("vm", keyIn("Unauthorized", "DigitalOcean rejected the API token")))),
-			v1alpha1.ReasonWaitingForKey, "the Key is Unauthorized: DigitalOcean rejected the API token"},
-		{"droplet gone", testDroplet(7, false, configValid, created, set(v1alpha1.Ready, false, "NotFound", "DigitalOcean does not know droplet 7")),
-			"NotFound", "droplet 7"},
-		{"unreachable past the timeout", testDroplet(7, false, configValid, created, active,
-			set(v1alpha1.Reachable, false, ReasonReadyTimeout, "not reachable within ready_timeout")), ReasonReadyTimeout, "ready_timeout"},
-		{"cloud-init failed", testDroplet(7, false, configValid, created, active,
-			set(v1alpha1.Reachable, false, sshprobe.ReasonCloudInitFailed, "cloud-init status: error")), sshprobe.ReasonCloudInitFailed, "error"},
-		{"delete failing", testDroplet(7, true, configValid, created, active, loggedIn,
-			set(v1alpha1.Deleting, false, "Unauthorized", "cannot delete")), "Unauthorized", "cannot delete"},
-
-		// The first failing condition wins, in stateRules.Order.
-		{"config before create", testDroplet(0, false, set(v1alpha1.Created, false, "Rejected", "x"),
-			set(v1alpha1.Configured, false, "InvalidConfig", "bad size")), "InvalidConfig", "bad size"},
-		{"create before readiness", testDroplet(7, false, set(v1alpha1.Ready, false, "RateLimited", "429"),
-			set(v1alpha1.Created, false, "CreateUnconfirmed", "timeout")), "CreateUnconfirmed", "timeout"},
-
-		// Each stage.
-		{"new", testDroplet(0, false), StateCreating, "waiting to create"},
-		{"placeholder config unknown", &v1alpha1.Droplet{}, StateCreating, ""},
-		{"create sent", testDroplet(0, false, configValid, set(v1alpha1.Created, false, "Creating", "creating the droplet in DigitalOcean")),
-			StateCreating, "creating the droplet"},
-		{"booting", testDroplet(7, false, configValid, created, set(v1alpha1.Ready, false, "Booting", "droplet status is new")),
-			StateBooting, "status is new"},
-		{"created, not read yet", testDroplet(7, false, configValid, created), StateBooting, "droplet 7"},
-		{"waiting for sshd", testDroplet(7, false, configValid, created, active,
-			set(v1alpha1.Reachable, false, sshprobe.ReasonUnreachable, "connection refused")), StateBooting, "connection refused"},
-		{"waiting for cloud-init", testDroplet(7, false, configValid, created, active,
-			set(v1alpha1.Reachable, false, sshprobe.ReasonCloudInitRunning, "cloud-init is running")), StateBooting, "cloud-init"},
-		{"active, not checked yet", testDroplet(7, false, configValid, created, active), StateBooting, "log in"},
-		{"active", testDroplet(7, false, configValid, created, active, loggedIn), StateActive, "active at 10.0.0.7"},
-		{"ready_check none", testDroplet(7, false, configValid, created, active,
-			set(v1alpha1.Reachable, true, ReasonNotChecked, "ready_check is none")), StateActive, "active"},
-		{"deleting", testDroplet(7, true, configValid, created, active, loggedIn), StateDeleting, "deleting"},
-		{"deleting what failed to create", testDroplet(0, true, set(v1alpha1.Created, false, "Rejected", "invalid region")), StateDeleting, "deleting"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			state, message := State(c.d)
-			if state != c.state || !strings.Contains(message, c.messageHas) {
-				t.Errorf("State = %q, %q; want %q and a message containing %q", state, message, c.state, c.messageHas)
-			}
-			StampState(c.d)
-			if c.d.Status.State != state || c.d.Status.Message != message {
-				t.Errorf("StampState recorded %q, %q", c.d.Status.State, c.d.Status.Message)
-			}
-		})
-	}
-}
 
 func keyIn(state, message string) *v1alpha1.Key {
 	return &v1alpha1.Key{Status: v1alpha1.KeyStatus{State: state, Message: message}}

@@ -7,6 +7,7 @@ import (
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
@@ -100,7 +101,7 @@ func firstLookChangedNothing(orig, d *v1alpha1.Droplet, requeue time.Duration) b
 
 // finish writes a changed status, schedules the next look and passes on err.
 func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
-	StampState(d)
+	statecolumn.StampDroplet(d)
 	held := h.takeHeld(d)
 	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
 		events.MarkConfigValid(d)
@@ -171,7 +172,7 @@ func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message
 func (h *handler) progress(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) {
 	vm := h.vmOf(d)
 	announced := vm != nil && vm.DeletionTimestamp == nil && !slices.Contains(vmStatusesAfter[cond], vm.Status.Status)
-	if announced || IsPoolMember(d) {
+	if announced || d.IsPoolMember() {
 		// A pool member's steps are nobody's news: its pool counts them.
 		events.SetCondition(d, cond, true, reason, message)
 		return

@@ -27,6 +27,16 @@ func Has(obj metav1.Object, handler string) bool {
 // HandlerPrefix starts the name of every handler of this provisioner.
 const HandlerPrefix = "hf-provisioner-digitalocean"
 
+// The remove handlers of our controllers, whose finalizers their objects
+// carry: one controller makes objects another cleans up (the VM controller
+// makes Droplets and Keys with their finalizers on), so the names live here.
+// Never rename them.
+const (
+	VMCleanupHandler      = HandlerPrefix + "-vm-cleanup"
+	DropletCleanupHandler = HandlerPrefix + "-droplet-cleanup"
+	KeyCleanupHandler     = HandlerPrefix + "-key-cleanup"
+)
+
 // Ours reports a finalizer that one of this provisioner's remove handlers
 // keeps (and no one else's, Gargantua's finalizer.hobbyfarm.io/vmset least
 // of all): what an uninstall releases once nothing is left to clean up.

@@ -18,8 +18,8 @@ import (
 // exactly these.
 func TestOursIsEveryHandlersFinalizerAndNoOneElses(t *testing.T) {
 	for _, h := range []string{
-		droplet.HandlerName, droplet.CleanupHandlerName, key.HandlerName, key.CleanupHandlerName,
-		virtualmachine.HandlerName, virtualmachine.CleanupHandlerName, virtualmachine.TaintedHandlerName,
+		droplet.HandlerName, finalizer.DropletCleanupHandler, key.HandlerName, finalizer.KeyCleanupHandler,
+		virtualmachine.HandlerName, finalizer.VMCleanupHandler, virtualmachine.TaintedHandlerName,
 		warmpool.HandlerName, warmpool.EnvironmentHandlerName, environment.HandlerName, tokensecret.HandlerName,
 	} {
 		if !strings.HasPrefix(h, finalizer.HandlerPrefix) || !finalizer.Ours(finalizer.Of(h)) {

@@ -15,6 +15,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -32,12 +33,9 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// Handler names are part of the API: the cleanup one names the Key's
-// finalizer. Never rename them.
-const (
-	HandlerName        = "hf-provisioner-digitalocean-key"
-	CleanupHandlerName = "hf-provisioner-digitalocean-key-cleanup"
-)
+// HandlerName is part of the API, as its cleanup handler's name
+// (finalizer.KeyCleanupHandler) is. Never rename it.
+const HandlerName = "hf-provisioner-digitalocean-key"
 
 type handler struct {
 	ctx      context.Context
@@ -82,7 +80,7 @@ func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
 	// write returned and registers the key in the same pass.
 	// The original alpha provisioner's Keys are the takeover's to clean up
 	// (see package takeover).
-	finalizer.RegisterCleanup(ctx, keys, CleanupHandlerName, h.cleanup, alpha.IsKey)
+	finalizer.RegisterCleanup(ctx, keys, finalizer.KeyCleanupHandler, h.cleanup, alpha.IsKey)
 	keys.OnChange(ctx, HandlerName, h.sync)
 
 	// A Droplet's own Key is retired once its droplet exists, and
@@ -120,7 +118,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		orig := k
 		k = k.DeepCopy()
 		return h.finish(orig, k, h.retire(k, d.Status.DropletID))
-	case k.Status.KeyID != 0, retired(k) && !awaitsCreate(d):
+	case k.Status.KeyID != 0, k.IsRetired() && !awaitsCreate(d):
 		return k, nil
 	case k.Spec.AdoptedKeyID != 0:
 		// Made by the original provisioner: never registered again.
@@ -132,7 +130,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		h.adopt(k)
 		return h.finish(orig, k, 0)
 	}
-	if !finalizer.Has(k, CleanupHandlerName) {
+	if !finalizer.Has(k, finalizer.KeyCleanupHandler) {
 		// Made without it (the VM controller makes it with the finalizer on),
 		// and wrangler's remove handler, which runs first, could not add the
 		// finalizer (its write conflicted): a key registered before it is
@@ -225,7 +223,7 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		h.forceRelease(k)
 		return k, nil
 	}
-	if retired(k) {
+	if k.IsRetired() {
 		h.forget(k)
 		return k, nil // deleted in DigitalOcean already, and logged then
 	}
@@ -282,7 +280,7 @@ func (h *handler) wait(orig, k *v1alpha1.Key, after time.Duration) (*v1alpha1.Ke
 }
 
 func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.Key, error) {
-	StampState(k)
+	statecolumn.StampKey(k)
 	held, _ := h.held.LoadAndDelete(k.UID)
 	if !equality.Semantic.DeepEqual(orig.Status, k.Status) {
 		updated, err := h.keys.UpdateStatus(k)

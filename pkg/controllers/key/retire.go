@@ -25,15 +25,6 @@ import (
 // deletes have paused (deletepause): when an event ends, its VMs' droplets
 // are deleted first, and a key left registered meanwhile costs nothing.
 
-// ReasonRetired is the Created reason of a Key whose key was deleted in
-// DigitalOcean once its droplet existed.
-const ReasonRetired = "Retired"
-
-// retired: DigitalOcean holds nothing of k because its droplet no longer needed it.
-func retired(k *v1alpha1.Key) bool {
-	return k.Status.KeyID == 0 && v1alpha1.Created.GetReason(k) == ReasonRetired
-}
-
 // ownDroplet is the Droplet made with k alone (it has k's name), or nil.
 func (h *handler) ownDroplet(k *v1alpha1.Key) *v1alpha1.Droplet {
 	d, err := h.droplets.Get(k.Namespace, k.Name)
@@ -83,7 +74,7 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 	k.Status.KeyID = 0
 	k.Status.NotCreated = true
 	// Not an Event: a routine step of every VM, which nobody acts on.
-	events.SetCondition(k, v1alpha1.Created, true, ReasonRetired, message)
-	events.SetCondition(k, v1alpha1.Ready, true, ReasonRetired, message)
+	events.SetCondition(k, v1alpha1.Created, true, v1alpha1.ReasonRetired, message)
+	events.SetCondition(k, v1alpha1.Ready, true, v1alpha1.ReasonRetired, message)
 	return 0
 }

@@ -52,7 +52,7 @@ func newRetireWorld(t *testing.T) *retireWorld {
 	w := &retireWorld{t: t, do: do,
 		droplet: &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}, Spec: v1alpha1.DropletSpec{KeyRefs: []string{"vm"}}},
 		key: &v1alpha1.Key{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "key-uid",
-			Finalizers: []string{finalizer.Of(CleanupHandlerName)}},
+			Finalizers: []string{finalizer.Of(finalizer.KeyCleanupHandler)}},
 			Spec: v1alpha1.KeySpec{Name: "vm", PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: "vm-ssh", Key: sshkey.PublicKeyField},
 				TokenSecretRef: v1alpha1.SecretKeyRef{Name: "token", Key: "token"}}}}
 	secrets := testutil.NamedCache[*corev1.Secret]{Objs: map[string]*corev1.Secret{
@@ -89,21 +89,21 @@ func (w *retireWorld) expect(step string, keyID bool, state string, liveKeys int
 func TestRetiredKeyIsRegisteredAgainForANewCreate(t *testing.T) {
 	w := newRetireWorld(t)
 	w.sync()
-	w.expect("before the droplet", true, StateActive, 1)
+	w.expect("before the droplet", true, v1alpha1.KeyStateActive, 1)
 	fingerprint := w.key.Status.Fingerprint
 
 	w.droplet.Status.DropletID = 7
 	v1alpha1.Created.True(w.droplet)
 	w.sync()
-	w.expect("droplet created", false, StateRetired, 0)
+	w.expect("droplet created", false, v1alpha1.KeyStateRetired, 0)
 	w.sync()
-	w.expect("looked at again", false, StateRetired, 0)
+	w.expect("looked at again", false, v1alpha1.KeyStateRetired, 0)
 
 	// The droplet has to be made again: the key is needed for that create.
 	w.droplet.Status.DropletID = 0
 	v1alpha1.Created.False(w.droplet)
 	w.sync()
-	w.expect("a create to come", true, StateActive, 1)
+	w.expect("a create to come", true, v1alpha1.KeyStateActive, 1)
 	if w.key.Status.Fingerprint != fingerprint {
 		t.Errorf("registered again as %s, want the Secret's key %s", w.key.Status.Fingerprint, fingerprint)
 	}
@@ -119,13 +119,13 @@ func TestKeysOfDeletingDropletsAndSharedKeysAreNotRetired(t *testing.T) {
 	v1alpha1.Created.True(w.droplet)
 	w.droplet.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	w.sync()
-	w.expect("droplet being deleted", true, StateActive, 1)
+	w.expect("droplet being deleted", true, v1alpha1.KeyStateActive, 1)
 
 	// A key shared by an Environment's droplets serves creates to come.
 	w.droplet.DeletionTimestamp = nil
 	w.droplet.Spec.KeyRefs = []string{"shared"}
 	w.sync()
-	w.expect("shared key", true, StateActive, 1)
+	w.expect("shared key", true, v1alpha1.KeyStateActive, 1)
 }
 
 // While an event's droplets are being deleted, no key is retired: the
@@ -137,9 +137,9 @@ func TestNoKeyIsRetiredWhileDropletsAreBeingDeleted(t *testing.T) {
 	v1alpha1.Created.True(w.droplet)
 	w.h.pause.Note(time.Now())
 	w.sync()
-	w.expect("another Droplet deleted just now", true, StateActive, 1)
+	w.expect("another Droplet deleted just now", true, v1alpha1.KeyStateActive, 1)
 
 	w.h.pause = deletepause.New(time.Now().Add(-w.h.pauseDelay))
 	w.sync()
-	w.expect("droplet deletes paused for the delay", false, StateRetired, 0)
+	w.expect("droplet deletes paused for the delay", false, v1alpha1.KeyStateRetired, 0)
 }

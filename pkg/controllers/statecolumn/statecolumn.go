@@ -1,5 +1,6 @@
 // Package statecolumn works out the STATE and MESSAGE columns of our objects
-// (`kubectl get droplets`, `kubectl get keys`) from their conditions.
+// (`kubectl get droplets`, `kubectl get keys`) from their conditions, and
+// which of those conditions mean a failure someone must act on.
 package statecolumn
 
 import (

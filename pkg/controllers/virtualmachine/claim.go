@@ -6,7 +6,6 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
@@ -74,7 +73,7 @@ func (h *handler) claimFromPool(vm *hfv1.VirtualMachine, cfg *config.Droplet, sh
 		}
 		h.claims.Store(vm.UID, updated.Name)
 		log.WithField("member", updated.Name).WithField("droplet", updated.Status.DropletID).Info("claimed a warm pool droplet")
-		h.recorder.Eventf(vm, corev1.EventTypeNormal, dropletcontroller.ReasonClaimedFromPool,
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, v1alpha1.ReasonClaimedFromPool,
 			"took droplet %d from warm pool %q instead of creating one", updated.Status.DropletID, pool.Name)
 		return h.takeMember(vm, updated, shared)
 	}
@@ -122,7 +121,7 @@ func claimedByVM(m *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
 func claimable(members []*v1alpha1.Droplet, hash string) []*v1alpha1.Droplet {
 	var out []*v1alpha1.Droplet
 	for _, m := range members {
-		if dropletcontroller.IsPoolMember(m) && m.Spec.Pool.RequestHash == hash && m.DeletionTimestamp == nil &&
+		if m.IsPoolMember() && m.Spec.Pool.RequestHash == hash && m.DeletionTimestamp == nil &&
 			m.Status.Claim == nil && m.Status.DropletID != 0 && v1alpha1.Ready.IsTrue(m) && v1alpha1.Reachable.IsTrue(m) {
 			out = append(out, m)
 		}
@@ -141,12 +140,12 @@ func (h *handler) requestHash(vm *hfv1.VirtualMachine, cfg *config.Droplet, shar
 			return "", nil // the normal path reports the token
 		}
 	}
-	keyScope := dropletcontroller.KeyScopeVM
+	keyScope := config.KeyScopeVM
 	if shared {
 		keyScope = SharedKeyName(vm.Status.EnvironmentId)
 	}
 	spec := droplet(vm, cfg, v1alpha1.SecretKeyRef{}, h.opts.InstallationID).Spec
-	return dropletcontroller.RequestHash(spec, keyScope, digitalocean.TokenHash(token)), nil
+	return digitalocean.RequestHash(spec, keyScope, digitalocean.TokenHash(token)), nil
 }
 
 // isFirstGenerate: the API has no Droplet of the VM and, with a key pair of

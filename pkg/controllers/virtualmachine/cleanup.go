@@ -12,7 +12,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -148,7 +147,7 @@ func (h *handler) release(vm *hfv1.VirtualMachine, handedOff *v1alpha1.Key) erro
 	// The original provisioner's finalizer goes too: the cleanup covered
 	// what it made (its Droplet and Key objects are among the children).
 	released.Finalizers = slices.DeleteFunc(released.Finalizers, func(f string) bool {
-		return f == finalizer.Of(CleanupHandlerName) || f == alpha.VMFinalizer
+		return f == finalizer.Of(finalizer.VMCleanupHandler) || f == alpha.VMFinalizer
 	})
 	// Sent from the cached VM's resourceVersion: a stale copy conflicts and
 	// is tried again, never writes old finalizers back.
@@ -205,7 +204,7 @@ type child struct {
 // which goes with the VM: the VM waits for that one.
 func keyHandedOff(obj metav1.Object) bool {
 	k, ok := obj.(*v1alpha1.Key)
-	return ok && k.DeletionTimestamp != nil && finalizer.Has(k, keycontroller.CleanupHandlerName) &&
+	return ok && k.DeletionTimestamp != nil && finalizer.Has(k, finalizer.KeyCleanupHandler) &&
 		(k.Status.KeyID != 0 || k.Spec.AdoptedKeyID != 0)
 }
 

@@ -6,7 +6,6 @@ import (
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,7 +80,7 @@ func TestRemainingPassesOnAReadError(t *testing.T) {
 func TestAKeyThatDeletesItsOwnKeyIsNotWaitedFor(t *testing.T) {
 	now := metav1.Now()
 	handedOff := &v1alpha1.Key{ObjectMeta: metav1.ObjectMeta{Name: "vm", DeletionTimestamp: &now,
-		Finalizers: []string{finalizer.Of(keycontroller.CleanupHandlerName)}}, Status: v1alpha1.KeyStatus{KeyID: 7}}
+		Finalizers: []string{finalizer.Of(finalizer.KeyCleanupHandler)}}, Status: v1alpha1.KeyStatus{KeyID: 7}}
 	keyChild := func(k *v1alpha1.Key) child {
 		read := func() (metav1.Object, string, error) { return k, "its SSH key", nil }
 		return child{cached: read, get: read, handedOff: keyHandedOff}

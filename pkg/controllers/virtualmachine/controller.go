@@ -96,8 +96,8 @@ func Register(ctx context.Context, opts Options, verdicts ConfigVerdicts, apply 
 	// what the one before returned, so the generating handler gets the VM
 	// its finalizer write returned. After it, that write would be from a
 	// copy the generating handler's own patch made stale, and conflict.
-	vms.AddGenericHandler(ctx, CleanupHandlerName, h.onlyOurs(
-		generic.NewRemoveHandler(CleanupHandlerName, h.updateWithOwnSpec, generic.FromObjectHandlerToHandler(h.cleanup))))
+	vms.AddGenericHandler(ctx, finalizer.VMCleanupHandler, h.onlyOurs(
+		generic.NewRemoveHandler(finalizer.VMCleanupHandler, h.updateWithOwnSpec, generic.FromObjectHandlerToHandler(h.cleanup))))
 
 	hfcontrollers.RegisterVirtualMachineGeneratingHandler(ctx, vms,
 		apply.WithCacheTypes(secrets, droplets, keys).WithStrictCaching(),
@@ -139,7 +139,7 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 }
 
 func hasCleanupFinalizer(vm *hfv1.VirtualMachine) bool {
-	return finalizer.Has(vm, CleanupHandlerName)
+	return finalizer.Has(vm, finalizer.VMCleanupHandler)
 }
 
 func hasAlphaFinalizer(vm *hfv1.VirtualMachine) bool {

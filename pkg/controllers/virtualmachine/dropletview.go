@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -57,7 +57,7 @@ func viewOfDroplet(obj any) any {
 //     or a Key) is no failure; the VM reports only refusals.
 //   - A login that fails while the droplet comes up, with a message that
 //     changes each attempt, is no failure until it is one of
-//     FailedReachability.
+//     statecolumn.FailedReachability.
 func quietToVM(c genericcondition.GenericCondition) bool {
 	switch c.Type {
 	case string(v1alpha1.Ready):
@@ -65,9 +65,9 @@ func quietToVM(c genericcondition.GenericCondition) bool {
 	case string(v1alpha1.Created):
 		return c.Status == "False" && slices.Contains(createOnItsWay, c.Reason)
 	case string(v1alpha1.Reachable):
-		return c.Status == "False" && !slices.Contains(dropletcontroller.FailedReachability, c.Reason)
+		return c.Status == "False" && !slices.Contains(statecolumn.FailedReachability, c.Reason)
 	}
 	return false
 }
 
-var createOnItsWay = []string{dropletcontroller.ReasonCreating, v1alpha1.ReasonWaitingForRoom, v1alpha1.ReasonWaitingForKey}
+var createOnItsWay = []string{v1alpha1.ReasonCreating, v1alpha1.ReasonWaitingForRoom, v1alpha1.ReasonWaitingForKey}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,7 +41,7 @@ func TestDropletWritesThatReRunTheVM(t *testing.T) {
 	}{
 		{"the intent before the create", base, func(d *v1alpha1.Droplet) {
 			d.Status.CreateBatch, d.Status.BootTag = "b1", "hfdo-boot-1"
-			events.SetCondition(d, v1alpha1.Created, false, dropletcontroller.ReasonCreating, "creating")
+			events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonCreating, "creating")
 		}, false},
 		{"waiting for room", base, func(d *v1alpha1.Droplet) {
 			events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonWaitingForRoom, "held back")
@@ -84,7 +83,7 @@ func TestDropletWritesThatReRunTheVM(t *testing.T) {
 			events.SetCondition(d, v1alpha1.Reachable, true, "LoggedIn", "logged in")
 		}, true},
 		{"not reachable in time", active, func(d *v1alpha1.Droplet) {
-			events.SetCondition(d, v1alpha1.Reachable, false, dropletcontroller.ReasonReadyTimeout, "timed out")
+			events.SetCondition(d, v1alpha1.Reachable, false, v1alpha1.ReasonReadyTimeout, "timed out")
 		}, true},
 		{"the price (cost labels)", base, func(d *v1alpha1.Droplet) { d.Status.PriceHourly = "0.00893" }, true},
 		{"a label", created, func(d *v1alpha1.Droplet) { d.Labels = map[string]string{"a": "b"} }, true},

@@ -7,7 +7,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 )
@@ -39,13 +39,13 @@ func (h *handler) provisioningFailure(vm *hfv1.VirtualMachine, d *v1alpha1.Dropl
 		// A running VM never turns failed: its user may be on it.
 		return "", 0
 	}
-	if v1alpha1.Created.GetReason(d) == dropletcontroller.ReasonClaimedDropletGone {
+	if v1alpha1.Created.GetReason(d) == v1alpha1.ReasonClaimedDropletGone {
 		// Found gone at the takeover or at the first read after it, which
 		// may come once its ID is recorded: never replaced.
 		return v1alpha1.Created.GetMessage(d), 0
 	}
 	if d.Status.DropletID != 0 {
-		if reason := v1alpha1.Reachable.GetReason(d); v1alpha1.Reachable.IsFalse(d) && slices.Contains(dropletcontroller.FailedReachability, reason) {
+		if reason := v1alpha1.Reachable.GetReason(d); v1alpha1.Reachable.IsFalse(d) && slices.Contains(statecolumn.FailedReachability, reason) {
 			return v1alpha1.Reachable.GetMessage(d), 0
 		}
 		return "", 0

@@ -8,7 +8,6 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/rancher/wrangler/v3/pkg/genericcondition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +102,7 @@ func TestGoneClaimedDropletFailsItsVM(t *testing.T) {
 		d.Spec.ClaimedDropletID = 42
 		d.Status.DropletID = id
 		d.Status.Conditions = []genericcondition.GenericCondition{{Type: string(v1alpha1.Created), Status: "False",
-			Reason: dropletcontroller.ReasonClaimedDropletGone, Message: message}}
+			Reason: v1alpha1.ReasonClaimedDropletGone, Message: message}}
 		vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm"}, Status: hfv1.VirtualMachineStatus{Status: hfv1.VmStatusRFP}}
 		if why, _ := h.provisioningFailure(vm, d); why != message {
 			t.Errorf("recorded ID %d: failure %q, want the condition's message", id, why)

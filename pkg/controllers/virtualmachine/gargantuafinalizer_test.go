@@ -19,7 +19,7 @@ func deletingVM(deleted time.Time, finalizers ...string) *hfv1.VirtualMachine {
 
 func TestReleaseWaitsForGargantuasFinalizerWithinTheBound(t *testing.T) {
 	deleted := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
-	ours := finalizer.Of(CleanupHandlerName)
+	ours := finalizer.Of(finalizer.VMCleanupHandler)
 	for _, c := range []struct {
 		name  string
 		vm    *hfv1.VirtualMachine
@@ -49,7 +49,7 @@ func TestReleaseWaitsForGargantuasFinalizerWithinTheBound(t *testing.T) {
 // Once the bound has passed, our finalizer goes with Gargantua's still on the
 // VM, and a Warning says what the operator does.
 func TestReleaseBesideGargantuasFinalizerSaysSo(t *testing.T) {
-	vm := deletingVM(time.Now().Add(-GargantuaFinalizerWait), GargantuaVMSetFinalizer, finalizer.Of(CleanupHandlerName))
+	vm := deletingVM(time.Now().Add(-GargantuaFinalizerWait), GargantuaVMSetFinalizer, finalizer.Of(finalizer.VMCleanupHandler))
 	recorder := record.NewFakeRecorder(10)
 	vms := &patchOnlyVMs{}
 	h := &handler{vms: vms, secrets: noSecrets{}, recorder: recorder}

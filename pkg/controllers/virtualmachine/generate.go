@@ -7,7 +7,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
@@ -312,7 +312,7 @@ func (h *handler) reportConfig(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, cfg
 	if !h.reportKeyPair(vm, d, keyProblem) && !configChanged {
 		return
 	}
-	dropletcontroller.StampState(d)
+	statecolumn.StampDroplet(d)
 	if _, err := h.droplets.UpdateStatus(d); err != nil {
 		logrus.WithField("vm", vm.Name).WithError(err).Debug("recording config condition; will retry")
 		h.vms.EnqueueAfter(vm.Namespace, vm.Name, retrySoon)

@@ -5,12 +5,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Handler names are part of the API: the cleanup one names the VM's finalizer
-// (wrangler.cattle.io/hf-provisioner-digitalocean-vm-cleanup). Never rename them.
-const (
-	HandlerName        = "hf-provisioner-digitalocean-vm"
-	CleanupHandlerName = "hf-provisioner-digitalocean-vm-cleanup"
-)
+// HandlerName is part of the API, as its cleanup handler's name
+// (finalizer.VMCleanupHandler) is. Never rename it.
+const HandlerName = "hf-provisioner-digitalocean-vm"
 
 const (
 	// ProvisionerLabel is copied by Gargantua from the Environment's annotation.

@@ -6,9 +6,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
@@ -80,7 +78,7 @@ func provisioningMeta(vm *hfv1.VirtualMachine, cleanupHandler string) metav1.Obj
 
 func key(vm *hfv1.VirtualMachine, token v1alpha1.SecretKeyRef) *v1alpha1.Key {
 	return &v1alpha1.Key{
-		ObjectMeta: provisioningMeta(vm, keycontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, finalizer.KeyCleanupHandler),
 		Spec: v1alpha1.KeySpec{
 			Name:               digitalocean.KeyName(vm.Namespace, vm.Name),
 			PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: SSHSecretName(vm), Key: sshkey.PublicKeyField},
@@ -97,7 +95,7 @@ func droplet(vm *hfv1.VirtualMachine, cfg *config.Droplet, token v1alpha1.Secret
 	spec.Tags = digitalocean.DropletTags(installationID, vm.Namespace, vm.Name, string(vm.UID), cfg.Tags)
 	spec.TokenSecretRef = token
 	return &v1alpha1.Droplet{
-		ObjectMeta: provisioningMeta(vm, dropletcontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, finalizer.DropletCleanupHandler),
 		Spec:       spec,
 	}
 }
@@ -127,7 +125,7 @@ func DropletRequest(cfg *config.Droplet) v1alpha1.DropletSpec {
 func labelCost(objs []runtime.Object, vm *hfv1.VirtualMachine, existing *v1alpha1.Droplet) {
 	for _, obj := range objs {
 		if d, ok := obj.(*v1alpha1.Droplet); ok {
-			maps.Copy(d.Labels, dropletcontroller.CostLabels(vm, existing))
+			maps.Copy(d.Labels, CostLabels(vm, existing))
 		}
 	}
 }
@@ -136,7 +134,7 @@ func labelCost(objs []runtime.Object, vm *hfv1.VirtualMachine, existing *v1alpha
 // invalid; the Droplet controller ignores a droplet without a name.
 func placeholderDroplet(vm *hfv1.VirtualMachine) *v1alpha1.Droplet {
 	return &v1alpha1.Droplet{
-		ObjectMeta: provisioningMeta(vm, dropletcontroller.CleanupHandlerName),
+		ObjectMeta: provisioningMeta(vm, finalizer.DropletCleanupHandler),
 		Spec:       v1alpha1.DropletSpec{VirtualMachine: vm.Name},
 	}
 }

@@ -49,7 +49,7 @@ func (noSecretCache) Get(_, name string) (*corev1.Secret, error) {
 func TestReleaseOfAGoneVMRecordsNothing(t *testing.T) {
 	now := metav1.Now()
 	vm := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "u1",
-		ResourceVersion: "7", DeletionTimestamp: &now, Finalizers: []string{finalizer.Of(CleanupHandlerName)}}}
+		ResourceVersion: "7", DeletionTimestamp: &now, Finalizers: []string{finalizer.Of(finalizer.VMCleanupHandler)}}}
 	for _, c := range []struct {
 		name   string
 		err    error

@@ -6,7 +6,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -56,7 +56,7 @@ func (h *handler) sharedKeyObjectsOf(env *hfv1.Environment, cfg *config.Droplet)
 	if err := h.ensureSharedPair(env, name, cfg.SSHKeyType); err != nil {
 		return "", token, err
 	}
-	err = h.ensure(&v1alpha1.Key{ObjectMeta: withFinalizer(sharedMeta(env, name), keycontroller.CleanupHandlerName), Spec: v1alpha1.KeySpec{
+	err = h.ensure(&v1alpha1.Key{ObjectMeta: withFinalizer(sharedMeta(env, name), finalizer.KeyCleanupHandler), Spec: v1alpha1.KeySpec{
 		Name:               digitalocean.KeyName(env.Namespace, name),
 		PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: name, Key: sshkey.PublicKeyField},
 		TokenSecretRef:     token,

@@ -7,7 +7,6 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,7 +46,7 @@ func (h *handler) poolWindow(pool *v1alpha1.WarmPool, env *hfv1.Environment, mem
 	if len(w.Serving) == 0 {
 		return w, nil
 	}
-	served, err := labels.NewRequirement(dropletcontroller.ScheduledEventLabel, selection.In, eventNames(w.Serving))
+	served, err := labels.NewRequirement(v1alpha1.ScheduledEventLabel, selection.In, eventNames(w.Serving))
 	if err != nil {
 		return w, err
 	}

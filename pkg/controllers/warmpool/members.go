@@ -5,8 +5,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
@@ -52,12 +51,12 @@ func memberDroplet(pool *v1alpha1.WarmPool, name, installationID string) *v1alph
 	if !sharedKey(pool) {
 		spec.KeyRefs = []string{name}
 	}
-	return &v1alpha1.Droplet{ObjectMeta: virtualmachine.WithFinalizer(memberMeta(pool, name), dropletcontroller.CleanupHandlerName), Spec: spec}
+	return &v1alpha1.Droplet{ObjectMeta: virtualmachine.WithFinalizer(memberMeta(pool, name), finalizer.DropletCleanupHandler), Spec: spec}
 }
 
 func memberKey(pool *v1alpha1.WarmPool, name string) *v1alpha1.Key {
 	return &v1alpha1.Key{
-		ObjectMeta: virtualmachine.WithFinalizer(memberMeta(pool, name), keycontroller.CleanupHandlerName),
+		ObjectMeta: virtualmachine.WithFinalizer(memberMeta(pool, name), finalizer.KeyCleanupHandler),
 		Spec: v1alpha1.KeySpec{
 			Name:               digitalocean.KeyName(pool.Namespace, name),
 			PublicKeySecretRef: v1alpha1.SecretKeyRef{Name: memberSecretName(name), Key: sshkey.PublicKeyField},

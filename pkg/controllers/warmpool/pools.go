@@ -8,7 +8,6 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
@@ -116,7 +115,7 @@ func (h *handler) desiredPool(env *hfv1.Environment, template string, cfg *confi
 	name := PoolName(env.Name, template)
 	spec := virtualmachine.DropletRequest(cfg)
 	spec.Tags = slices.Clone(cfg.Tags)
-	keyScope := dropletcontroller.KeyScopeVM
+	keyScope := config.KeyScopeVM
 	spec.TokenSecretRef = v1alpha1.SecretKeyRef{Name: cfg.TokenSecret, Key: config.TokenSecretKey}
 	if cfg.Token != "" {
 		spec.TokenSecretRef.Name = poolTokenSecretName(name)
@@ -149,7 +148,7 @@ func (h *handler) desiredPool(env *hfv1.Environment, template string, cfg *confi
 			Droplet:     spec,
 			Auto:        cfg.WarmPoolAuto,
 			Max:         autoMax(cfg),
-			RequestHash: dropletcontroller.RequestHash(spec, keyScope, digitalocean.TokenHash(token)),
+			RequestHash: digitalocean.RequestHash(spec, keyScope, digitalocean.TokenHash(token)),
 		},
 	}
 	ownedByEnvironment(&pool.ObjectMeta, env)

@@ -8,7 +8,6 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 )
 
 // startLead is how long before an event's start time its pool starts to
@@ -95,7 +94,7 @@ func seatsLeft(env, template string, serving []*hfv1.ScheduledEvent, vms []*hfv1
 	for _, vm := range vms {
 		if vm.DeletionTimestamp == nil && vm.Spec.VirtualMachineTemplateId == template &&
 			(vm.Status.EnvironmentId == env || vm.Labels[environmentLabel] == env) {
-			used[vm.Labels[dropletcontroller.ScheduledEventLabel]]++
+			used[vm.Labels[v1alpha1.ScheduledEventLabel]]++
 		}
 	}
 	seats := 0

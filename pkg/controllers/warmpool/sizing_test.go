@@ -8,7 +8,6 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -106,7 +105,7 @@ func TestEventWindowsReportUpcomingAndUnparsed(t *testing.T) {
 
 func TestSeatsLeftAreTheEventsVMsNotYetMade(t *testing.T) {
 	vm := func(event, env, template string, deleting bool) *hfv1.VirtualMachine {
-		v := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{dropletcontroller.ScheduledEventLabel: event}},
+		v := &hfv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.ScheduledEventLabel: event}},
 			Spec: hfv1.VirtualMachineSpec{VirtualMachineTemplateId: template}, Status: hfv1.VirtualMachineStatus{EnvironmentId: env}}
 		if deleting {
 			v.DeletionTimestamp = &metav1.Time{Time: noon}

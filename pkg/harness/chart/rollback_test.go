@@ -11,11 +11,8 @@ import (
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testenv"
 	corev1 "k8s.io/api/core/v1"
@@ -156,7 +153,7 @@ func takenOver(t *testing.T, env *testenv.Env, ns, vm string, dropletID, keyID i
 		t.Fatal(err)
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": []string{
-		alpha.VMFinalizer, finalizer.Of(virtualmachine.CleanupHandlerName)}}})
+		alpha.VMFinalizer, finalizer.Of(finalizer.VMCleanupHandler)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +168,9 @@ func takenOver(t *testing.T, env *testenv.Env, ns, vm string, dropletID, keyID i
 			"spec": map[string]any{"machine": vm}}, map[string]any{"droplet": map[string]any{"id": dropletID}}},
 		{map[string]any{"kind": "Key", "metadata": map[string]any{"name": alpha.KeyName(vm), "finalizers": []string{alpha.KeyFinalizer}},
 			"spec": map[string]any{"machine": vm, "secret": alpha.SecretName(vm)}}, map[string]any{"key": map[string]any{"id": keyID}}},
-		{map[string]any{"kind": "Droplet", "metadata": map[string]any{"name": vm, "finalizers": []string{finalizer.Of(droplet.CleanupHandlerName)}},
+		{map[string]any{"kind": "Droplet", "metadata": map[string]any{"name": vm, "finalizers": []string{finalizer.Of(finalizer.DropletCleanupHandler)}},
 			"spec": map[string]any{"virtualMachine": vm, "name": alpha.DropletName(vm), "adoptedDropletID": dropletID}}, nil},
-		{map[string]any{"kind": "Key", "metadata": map[string]any{"name": vm, "finalizers": []string{finalizer.Of(key.CleanupHandlerName)}},
+		{map[string]any{"kind": "Key", "metadata": map[string]any{"name": vm, "finalizers": []string{finalizer.Of(finalizer.KeyCleanupHandler)}},
 			"spec": map[string]any{"name": alpha.KeyName(vm), "adoptedKeyID": keyID}}, nil},
 	} {
 		gvr := dropletGVR

@@ -13,11 +13,8 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/tokensecret"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
@@ -39,9 +36,9 @@ import (
 // ourFinalizers are every finalizer this provisioner puts on objects, named from
 // the handlers themselves (not from the rule the drain removes them by).
 var ourFinalizers = []string{
-	finalizer.Of(virtualmachine.CleanupHandlerName),
-	finalizer.Of(droplet.CleanupHandlerName),
-	finalizer.Of(key.CleanupHandlerName),
+	finalizer.Of(finalizer.VMCleanupHandler),
+	finalizer.Of(finalizer.DropletCleanupHandler),
+	finalizer.Of(finalizer.KeyCleanupHandler),
 	tokensecret.InUseFinalizer,
 }
 

@@ -8,7 +8,6 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 )
 
@@ -114,9 +113,9 @@ func (w *world) configuredFalseWith(name, part string) func() string {
 func (w *world) vmHandledAgain(name string) {
 	w.t.Helper()
 	mark := fmt.Sprintf("pass-%d", time.Now().UnixNano())
-	w.labelVM(name, dropletcontroller.ScheduledEventLabel, mark)
+	w.labelVM(name, v1alpha1.ScheduledEventLabel, mark)
 	w.eventually(30*time.Second, "a pass of "+name+" after now", func() string {
-		if got := w.droplet(name).Labels[dropletcontroller.ScheduledEventLabel]; got != mark {
+		if got := w.droplet(name).Labels[v1alpha1.ScheduledEventLabel]; got != mark {
 			return fmt.Sprintf("Droplet label %q", got)
 		}
 		return ""

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -118,7 +116,7 @@ func TestColumnsFollowAGoodVMToActive(t *testing.T) {
 	env := w.standardEnv("env")
 	w.createVM("good", env, "ubuntu")
 
-	onTheWay := []string{dropletcontroller.StateCreating, v1alpha1.ReasonWaitingForKey, dropletcontroller.StateBooting}
+	onTheWay := []string{v1alpha1.DropletStateCreating, v1alpha1.ReasonWaitingForKey, v1alpha1.DropletStateBooting}
 	var seen []string
 	w.eventually(60*time.Second, "droplet Active", func() string {
 		row, missing := w.printed("droplets", "good")
@@ -133,19 +131,19 @@ func TestColumnsFollowAGoodVMToActive(t *testing.T) {
 		if len(seen) == 0 || seen[len(seen)-1] != state {
 			seen = append(seen, state)
 		}
-		if state != dropletcontroller.StateActive && !slices.Contains(onTheWay, state) {
+		if state != v1alpha1.DropletStateActive && !slices.Contains(onTheWay, state) {
 			t.Fatalf("STATE %q on the way to Active (seen %v): %s", state, seen, row)
 		}
 		if row.cells["Message"] == "" {
 			t.Fatalf("no MESSAGE for STATE %q: %s", state, row)
 		}
-		if state != dropletcontroller.StateActive {
+		if state != v1alpha1.DropletStateActive {
 			return "STATE " + state
 		}
 		return ""
 	})
 	t.Logf("STATE went %v", seen)
-	if !slices.Contains(seen, dropletcontroller.StateCreating) && !slices.Contains(seen, dropletcontroller.StateBooting) {
+	if !slices.Contains(seen, v1alpha1.DropletStateCreating) && !slices.Contains(seen, v1alpha1.DropletStateBooting) {
 		t.Errorf("STATE went %v: no Creating or Booting before Active", seen)
 	}
 	// The VM's own key goes from DigitalOcean once its droplet exists.
@@ -154,6 +152,6 @@ func TestColumnsFollowAGoodVMToActive(t *testing.T) {
 		if missing != "" {
 			return missing
 		}
-		return problemShown(row, keycontroller.StateRetired, "deleted in DigitalOcean once droplet")
+		return problemShown(row, v1alpha1.KeyStateRetired, "deleted in DigitalOcean once droplet")
 	})
 }

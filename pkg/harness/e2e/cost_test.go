@@ -10,7 +10,6 @@ import (
 
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,7 +34,7 @@ func TestCostOfTwoSizes(t *testing.T) {
 		w.createVM(n, small, "ubuntu")
 	}
 	// As Gargantua v3.3 labels a claim's VM when its template has a cost.
-	w.labelVM("small-3", dropletcontroller.CostGroupLabel, "event-2")
+	w.labelVM("small-3", v1alpha1.CostGroupLabel, "event-2")
 	if _, err := g.CreateVMSet("workshop", "cost-big", "big", 2, "event-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +112,14 @@ func (w *world) checkCost(vm, group string) string {
 	if row.cells["Price/h"] != d.Status.PriceHourly || row.cells["Price/mo"] != d.Status.PriceMonthly || !row.wide["Price/h"] || !row.wide["Price/mo"] {
 		return "kubectl get -o wide does not show the prices: " + row.String()
 	}
-	if got := d.Labels[dropletcontroller.CostGroupLabel]; got != group {
+	if got := d.Labels[v1alpha1.CostGroupLabel]; got != group {
 		return fmt.Sprintf("cost group %q, want %q (labels %v)", got, group, d.Labels)
 	}
-	base, err := strconv.ParseFloat(d.Labels[dropletcontroller.CostBasePriceLabel], 64)
+	base, err := strconv.ParseFloat(d.Labels[v1alpha1.CostBasePriceLabel], 64)
 	if err != nil || base != size.PriceHourly {
-		return fmt.Sprintf("cost base price %q, want %v", d.Labels[dropletcontroller.CostBasePriceLabel], size.PriceHourly)
+		return fmt.Sprintf("cost base price %q, want %v", d.Labels[v1alpha1.CostBasePriceLabel], size.PriceHourly)
 	}
-	if unit := strings.ToLower(d.Labels[dropletcontroller.CostTimeUnitLabel]); unit != "hours" && unit != "hour" && unit != "h" {
+	if unit := strings.ToLower(d.Labels[v1alpha1.CostTimeUnitLabel]); unit != "hours" && unit != "hour" && unit != "h" {
 		return fmt.Sprintf("cost time unit %q, want hours", unit)
 	}
 	return ""

@@ -11,7 +11,6 @@ import (
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -130,7 +129,7 @@ func (w *world) present(name string, vm, droplet, key bool) string {
 		w.t.Fatal(err)
 	case vm != (err == nil):
 		return fmt.Sprintf("VM %s exists: %v, want %v", name, err == nil, vm)
-	case vm && !finalizer.Has(got, virtualmachine.CleanupHandlerName):
+	case vm && !finalizer.Has(got, finalizer.VMCleanupHandler):
 		return fmt.Sprintf("VM %s lost our finalizer: %v", name, got.Finalizers)
 	}
 	_, err = w.droplets.Get(w.ns, name, metav1.GetOptions{})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -57,7 +57,7 @@ func (w *world) waitKeyRetired(vm string) {
 		if err != nil {
 			return err.Error()
 		}
-		if k.Status.State != key.StateRetired || k.Status.KeyID != 0 {
+		if k.Status.State != v1alpha1.KeyStateRetired || k.Status.KeyID != 0 {
 			return fmt.Sprintf("Key state %q, key ID %d", k.Status.State, k.Status.KeyID)
 		}
 		return ""

@@ -12,7 +12,6 @@ import (
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	dropletcontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io"
@@ -74,7 +73,7 @@ func (w *world) poolMembers() map[string]*v1alpha1.Droplet {
 	}
 	out := map[string]*v1alpha1.Droplet{}
 	for i := range list.Items {
-		if d := &list.Items[i]; dropletcontroller.IsPoolMember(d) {
+		if d := &list.Items[i]; d.IsPoolMember() {
 			out[d.Name] = d
 		}
 	}
@@ -145,10 +144,10 @@ func TestVMTakesAReadyPoolDroplet(t *testing.T) {
 	if d.Status.DropletID != poolID || d.Spec.ClaimedDropletID != poolID {
 		t.Fatalf("the VM runs on droplet %d (claimed %d), want the pool's droplet %d", d.Status.DropletID, d.Spec.ClaimedDropletID, poolID)
 	}
-	if reason := v1alpha1.Created.GetReason(d); reason != dropletcontroller.ReasonClaimedFromPool {
-		t.Errorf("Created reason %q, want %s", reason, dropletcontroller.ReasonClaimedFromPool)
+	if reason := v1alpha1.Created.GetReason(d); reason != v1alpha1.ReasonClaimedFromPool {
+		t.Errorf("Created reason %q, want %s", reason, v1alpha1.ReasonClaimedFromPool)
 	}
-	if !hasEvent(w.vmEvents("taker"), "Normal "+dropletcontroller.ReasonClaimedFromPool+": took droplet "+strconv.Itoa(poolID)) {
+	if !hasEvent(w.vmEvents("taker"), "Normal "+v1alpha1.ReasonClaimedFromPool+": took droplet "+strconv.Itoa(poolID)) {
 		t.Errorf("no ClaimedFromPool Event on the VM naming droplet %d: %v", poolID, w.vmEvents("taker"))
 	}
 	if _, err := w.keys.Get(w.ns, "taker", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -236,7 +235,7 @@ func TestNoReadyPoolDropletTakesTheNormalPath(t *testing.T) {
 	w.createVM("walk-in", env, "ubuntu")
 	w.waitRunning("walk-in")
 	d := w.droplet("walk-in")
-	if d.Spec.ClaimedDropletID != 0 || v1alpha1.Created.GetReason(d) == dropletcontroller.ReasonClaimedFromPool {
+	if d.Spec.ClaimedDropletID != 0 || v1alpha1.Created.GetReason(d) == v1alpha1.ReasonClaimedFromPool {
 		t.Errorf("took a pool droplet (%d) though none was ready", d.Spec.ClaimedDropletID)
 	}
 	if after := createRequests(w); after != before+1 {

@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"fmt"
-	keycontroller "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/key"
 	"go/build"
 	"os"
 	"os/exec"
@@ -58,7 +57,7 @@ func TestCrashAtEachCreatePoint(t *testing.T) {
 			adopt.Release()
 			testutil.Eventually(r.t, time.Minute, "the Key adopting its key", func() string {
 				// Adopted, and perhaps retired at once: its droplet exists.
-				if k := r.keyObject(); k.Status.KeyID == 0 && k.Status.State != keycontroller.StateRetired {
+				if k := r.keyObject(); k.Status.KeyID == 0 && k.Status.State != v1alpha1.KeyStateRetired {
 					return "no ID yet"
 				}
 				return ""
@@ -122,7 +121,7 @@ func TestCrashAtEachCreatePoint(t *testing.T) {
 			// Its key is deleted in DigitalOcean once its droplet exists.
 			testutil.Eventually(r.t, time.Minute, "the VM's key retired", func() string {
 				k, keys := r.keyObject(), r.do.Keys(r.token)
-				if len(keys) != 0 || k.Status.KeyID != 0 || k.Status.State != keycontroller.StateRetired {
+				if len(keys) != 0 || k.Status.KeyID != 0 || k.Status.State != v1alpha1.KeyStateRetired {
 					return fmt.Sprintf("%d keys at DigitalOcean; Key ID %d, state %q", len(keys), k.Status.KeyID, k.Status.State)
 				}
 				return ""

@@ -1,4 +1,4 @@
-package droplet
+package digitalocean
 
 import (
 	"crypto/sha256"
@@ -7,22 +7,18 @@ import (
 	"slices"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
-
-// KeyScopeVM is RequestHash's keyScope for droplets with a key of their own.
-const KeyScopeVM = "vm"
 
 // RequestHash identifies what a droplet is made from: everything in its
 // create request but its name, the tags naming its VM, batch or pool, and
 // its key (each pool member has its own). tokenHash names the account;
 // keyScope is the shared Key's name under ssh_key_scope environment, else
-// KeyScopeVM. A VM may take a warm pool's member only when both hashes are
-// equal.
+// config.KeyScopeVM. A VM may take a warm pool's member only when both
+// hashes are equal.
 func RequestHash(spec v1alpha1.DropletSpec, keyScope, tokenHash string) string {
 	var tags []string
 	for _, t := range spec.Tags {
-		if !digitalocean.IsReservedTag(t) {
+		if !IsReservedTag(t) {
 			tags = append(tags, t)
 		}
 	}

@@ -1,4 +1,4 @@
-package key
+package statecolumn
 
 import (
 	"strings"
@@ -7,9 +7,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 )
-
-// set makes one condition of a test Key.
-var set = testutil.Cond
 
 func testKey(id int, deleting bool, conds ...testutil.Condition) *v1alpha1.Key {
 	k := &v1alpha1.Key{Status: v1alpha1.KeyStatus{KeyID: id}}
@@ -22,7 +19,7 @@ var (
 	usable     = set(v1alpha1.Ready, true, "Created", "SSH key is registered in DigitalOcean")
 )
 
-func TestState(t *testing.T) {
+func TestKey(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		k          *v1alpha1.Key
@@ -41,19 +38,19 @@ func TestState(t *testing.T) {
 		{"created before ready", testKey(0, false, set(v1alpha1.Ready, false, "NotFound", "x"),
 			set(v1alpha1.Created, false, "RateLimited", "429")), "RateLimited", "429"},
 		// Each stage.
-		{"new", testKey(0, false), StateCreating, "registering"},
-		{"active", testKey(3, false, registered, usable), StateActive, "SSH key 3"},
-		{"deleting", testKey(3, true, registered, usable), StateDeleting, "deleting"},
-		{"deleting what failed to register", testKey(0, true, set(v1alpha1.Created, false, "Unauthorized", "x")), StateDeleting, "deleting"},
+		{"new", testKey(0, false), v1alpha1.KeyStateCreating, "registering"},
+		{"active", testKey(3, false, registered, usable), v1alpha1.KeyStateActive, "SSH key 3"},
+		{"deleting", testKey(3, true, registered, usable), Deleting, "deleting"},
+		{"deleting what failed to register", testKey(0, true, set(v1alpha1.Created, false, "Unauthorized", "x")), Deleting, "deleting"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			state, message := State(c.k)
+			state, message := Key(c.k)
 			if state != c.state || !strings.Contains(message, c.messageHas) {
 				t.Errorf("State = %q, %q; want %q and a message containing %q", state, message, c.state, c.messageHas)
 			}
-			StampState(c.k)
+			StampKey(c.k)
 			if c.k.Status.State != state || c.k.Status.Message != message {
-				t.Errorf("StampState recorded %q, %q", c.k.Status.State, c.k.Status.Message)
+				t.Errorf("StampKey recorded %q, %q", c.k.Status.State, c.k.Status.Message)
 			}
 		})
 	}
