@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/droplet"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/environment"
@@ -249,13 +250,18 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		return err
 	}
 
-	vms := hf.Hobbyfarm().V1().VirtualMachine()
-	envs := hf.Hobbyfarm().V1().Environment()
-	templates := hf.Hobbyfarm().V1().VirtualMachineTemplate()
-	droplets := prov.Provisioning().V1alpha1().Droplet()
-	keys := prov.Provisioning().V1alpha1().Key()
-	secrets := coreFactory.Core().V1().Secret()
-	recorder := events.NewRecorder(ctx, client, opts.Namespace)
+	set := &controllers.Set{
+		VMs:             hf.Hobbyfarm().V1().VirtualMachine(),
+		Environments:    hf.Hobbyfarm().V1().Environment(),
+		Templates:       hf.Hobbyfarm().V1().VirtualMachineTemplate(),
+		ScheduledEvents: hf.Hobbyfarm().V1().ScheduledEvent(),
+		Droplets:        prov.Provisioning().V1alpha1().Droplet(),
+		Keys:            prov.Provisioning().V1alpha1().Key(),
+		WarmPools:       prov.Provisioning().V1alpha1().WarmPool(),
+		Secrets:         coreFactory.Core().V1().Secret(),
+		DigitalOcean:    clients,
+		Recorder:        events.NewRecorder(ctx, client, opts.Namespace),
+	}
 	// DigitalOcean's regions, sizes and images per token, fetched hourly.
 	catalogs := digitalocean.NewCatalogs(clients)
 	// What the Environment check found, for the VMs: one created for a
@@ -264,33 +270,30 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 
 	virtualmachine.Register(ctx, virtualmachine.Options{InstallationID: opts.InstallationID,
 		ConfigErrorGrace: opts.ConfigErrorGrace, DeleteTainted: !opts.KeepTainted, CleanupWorkers: opts.Workers},
-		verdicts, applier, vms, envs, templates, secrets, droplets, keys, prov.Provisioning().V1alpha1().WarmPool(), recorder)
+		set, verdicts, applier)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
-		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay},
-		clients, droplets, keys, secrets, vms, recorder)
+		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay}, set)
 	// Deleted VMs' keys and our empty tags wait for droplet deletes to pause.
 	deletes := deletepause.New(time.Now())
-	deletes.Register(ctx, droplets)
-	key.Register(ctx, key.Options{DeletePause: deletes, PauseDelay: opts.KeyDeleteDelay}, clients, keys, droplets, secrets, vms.Cache(), recorder)
-	takeover.Register(ctx, opts.Namespace, clients, droplets, keys, vms, envs.Cache(), secrets.Cache(), recorder)
-	tokensecret.Register(ctx, secrets, droplets, keys)
-	environment.Register(ctx, envs, templates, hf.Hobbyfarm().V1().ScheduledEvent(), secrets, catalogs, recorder, verdicts)
-	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID, SurplusIdle: opts.WarmPoolSurplusIdle}, envs, templates,
-		hf.Hobbyfarm().V1().ScheduledEvent(), vms, prov.Provisioning().V1alpha1().WarmPool(), droplets, keys, secrets, recorder)
+	deletes.Register(ctx, set)
+	key.Register(ctx, key.Options{DeletePause: deletes, PauseDelay: opts.KeyDeleteDelay}, set)
+	takeover.Register(ctx, opts.Namespace, set)
+	tokensecret.Register(ctx, set)
+	environment.Register(ctx, set, catalogs, verdicts)
+	warmpool.Register(ctx, warmpool.Options{InstallationID: opts.InstallationID, SurplusIdle: opts.WarmPoolSurplusIdle}, set)
 
-	metrics.DropletsByStatus(countByStatus(droplets.Cache()))
-	metrics.PendingFrom(pendingFrom(vms.Cache(), droplets.Cache(), time.Now))
-	metrics.HourlyCost(droplet.HourlyCost(droplets.Cache()))
+	metrics.DropletsByStatus(countByStatus(set.Droplets.Cache()))
+	metrics.PendingFrom(pendingFrom(set.VMs.Cache(), set.Droplets.Cache(), time.Now))
+	metrics.HourlyCost(droplet.HourlyCost(set.Droplets.Cache()))
 	synced := make(chan struct{})
 	sweeper.Register(ctx, sweeper.Options{Namespace: opts.Namespace, InstallationID: opts.InstallationID,
 		Interval: opts.SweepInterval, Grace: opts.OrphanGrace,
 		TagTidyDelay: opts.TagTidyDelay, BootBucketLife: droplet.BootBucketLife(opts.BootResync), Pause: deletes},
-		clients, vms.Cache(), envs.Cache(), droplets, keys.Cache(), secrets.Cache(),
-		prov.Provisioning().V1alpha1().WarmPool().Cache(), synced)
+		set, synced)
 
-	trimCaches(vms.Informer(), envs.Informer(), templates.Informer(), droplets.Informer(), keys.Informer(),
-		secrets.Informer(), hf.Hobbyfarm().V1().ScheduledEvent().Informer(), prov.Provisioning().V1alpha1().WarmPool().Informer())
+	trimCaches(set.VMs.Informer(), set.Environments.Informer(), set.Templates.Informer(), set.Droplets.Informer(),
+		set.Keys.Informer(), set.Secrets.Informer(), set.ScheduledEvents.Informer(), set.WarmPools.Informer())
 	if err := start.All(ctx, opts.Workers, hf, prov, coreFactory); err != nil {
 		return err
 	}

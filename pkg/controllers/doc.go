@@ -1,6 +1,6 @@
-// Package controllers holds no code: its subpackages are the controllers,
-// wired together by pkg/app. How the code is laid out, to find where a
-// change goes:
+// Package controllers holds Set, what every controller's Register is given;
+// its subpackages are the controllers, wired together by pkg/app. How the
+// code is laid out, to find where a change goes:
 //
 // A HobbyFarm VirtualMachine becomes objects of ours, each becomes a
 // DigitalOcean resource, and the droplet's state flows back to the VM:

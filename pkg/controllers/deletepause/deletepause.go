@@ -11,7 +11,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 )
 
 // MaxDeferDelays bounds how long a steady stream of deletes defers the
@@ -29,8 +29,8 @@ type Pause struct {
 func New(now time.Time) *Pause { return &Pause{last: now} }
 
 // Register notes every Droplet being deleted or gone.
-func (p *Pause) Register(ctx context.Context, droplets provcontrollers.DropletController) {
-	droplets.OnChange(ctx, "delete-pause", func(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
+func (p *Pause) Register(ctx context.Context, c *controllers.Set) {
+	c.Droplets.OnChange(ctx, "delete-pause", func(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 		if d == nil || d.DeletionTimestamp != nil {
 			p.Note(time.Now())
 		}

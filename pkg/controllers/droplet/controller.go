@@ -9,6 +9,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
@@ -79,14 +80,10 @@ type handler struct {
 }
 
 // Register wires the Droplet handlers.
-func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
-	droplets provcontrollers.DropletController,
-	keys provcontrollers.KeyController,
-	secrets corecontrollers.SecretController,
-	vms hfcontrollers.VirtualMachineController,
-	recorder record.EventRecorder) {
+func Register(ctx context.Context, opts Options, c *controllers.Set) {
+	clients, droplets, keys, secrets, vms := c.DigitalOcean, c.Droplets, c.Keys, c.Secrets, c.VMs
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
-		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: recorder,
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder,
 		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
 	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -47,11 +48,10 @@ type handler struct {
 // when its token Secret, one of its templates or a scheduled event using
 // it changes. The handler keeps its verdicts in verdicts for the
 // VirtualMachine controller.
-func Register(ctx context.Context, envs hfcontrollers.EnvironmentController,
-	templates hfcontrollers.VirtualMachineTemplateController, events hfcontrollers.ScheduledEventController,
-	secrets corecontrollers.SecretController, catalogs *digitalocean.Catalogs, recorder record.EventRecorder, verdicts *Verdicts) {
+func Register(ctx context.Context, c *controllers.Set, catalogs *digitalocean.Catalogs, verdicts *Verdicts) {
+	envs, templates, events, secrets := c.Environments, c.Templates, c.ScheduledEvents, c.Secrets
 	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), events: events.Cache(), secrets: secrets.Cache(),
-		catalogs: catalogs, recorder: recorder, reported: map[string]*report{}, verdicts: verdicts}
+		catalogs: catalogs, recorder: c.Recorder, reported: map[string]*report{}, verdicts: verdicts}
 	envs.OnChange(ctx, HandlerName, h.onChange)
 	h.watch(ctx, templates, events, secrets)
 }

@@ -11,6 +11,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
@@ -68,14 +69,10 @@ type Options struct {
 }
 
 // Register wires the Key handlers.
-func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
-	keys provcontrollers.KeyController,
-	droplets provcontrollers.DropletController,
-	secrets corecontrollers.SecretController,
-	vms hfcontrollers.VirtualMachineCache,
-	recorder record.EventRecorder) {
-	h := &handler{ctx: ctx, clients: clients, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: vms,
-		recorder: recorder, backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
+func Register(ctx context.Context, opts Options, c *controllers.Set) {
+	keys, droplets, secrets := c.Keys, c.Droplets, c.Secrets
+	h := &handler{ctx: ctx, clients: c.DigitalOcean, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: c.VMs.Cache(),
+		recorder: c.Recorder, backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
 	// The original alpha provisioner's Keys are the takeover's to clean up

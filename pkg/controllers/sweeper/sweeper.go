@@ -14,6 +14,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -57,11 +58,10 @@ type sweeper struct {
 
 // Register starts sweeping, and tidying our tags, once the caches are
 // synced, until ctx ends.
-func Register(ctx context.Context, opts Options, clients *digitalocean.Clients,
-	vms hfcontrollers.VirtualMachineCache, envs hfcontrollers.EnvironmentCache,
-	droplets provcontrollers.DropletController, keys provcontrollers.KeyCache,
-	secrets corecontrollers.SecretCache, pools provcontrollers.WarmPoolCache, synced <-chan struct{}) {
-	s := &sweeper{opts: opts, clients: clients, vms: vms, envs: envs, droplets: droplets.Cache(), keys: keys, secrets: secrets, pools: pools}
+func Register(ctx context.Context, opts Options, c *controllers.Set, synced <-chan struct{}) {
+	droplets := c.Droplets
+	s := &sweeper{opts: opts, clients: c.DigitalOcean, vms: c.VMs.Cache(), envs: c.Environments.Cache(), droplets: droplets.Cache(),
+		keys: c.Keys.Cache(), secrets: c.Secrets.Cache(), pools: c.WarmPools.Cache()}
 	pause := opts.Pause
 	if pause == nil {
 		pause = deletepause.New(time.Now())

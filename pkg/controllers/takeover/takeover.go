@@ -23,6 +23,7 @@ import (
 
 	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/sweeper"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
@@ -58,14 +59,11 @@ type handler struct {
 }
 
 // Register wires the takeover handlers.
-func Register(ctx context.Context, namespace string, clients *digitalocean.Clients,
-	droplets provcontrollers.DropletController, keys provcontrollers.KeyController,
-	vms hfcontrollers.VirtualMachineController, envs hfcontrollers.EnvironmentCache,
-	secrets corecontrollers.SecretCache, recorder record.EventRecorder) {
-	h := &handler{ctx: ctx, namespace: namespace, clients: clients, droplets: droplets, keys: keys, vms: vms,
-		envs: envs, secrets: secrets, recorder: recorder, lists: newKeyLists()}
-	droplets.OnChange(ctx, DropletHandlerName, h.onDroplet)
-	keys.OnChange(ctx, KeyHandlerName, h.onKey)
+func Register(ctx context.Context, namespace string, c *controllers.Set) {
+	h := &handler{ctx: ctx, namespace: namespace, clients: c.DigitalOcean, droplets: c.Droplets, keys: c.Keys, vms: c.VMs,
+		envs: c.Environments.Cache(), secrets: c.Secrets.Cache(), recorder: c.Recorder, lists: newKeyLists()}
+	c.Droplets.OnChange(ctx, DropletHandlerName, h.onDroplet)
+	c.Keys.OnChange(ctx, KeyHandlerName, h.onKey)
 }
 
 // liveVM is the VM named name that obj belongs to, or nil once it is gone

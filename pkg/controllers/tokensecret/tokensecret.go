@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/sirupsen/logrus"
@@ -44,8 +45,8 @@ type handler struct {
 }
 
 // Register wires the handler that releases InUseFinalizer.
-func Register(ctx context.Context, secrets corecontrollers.SecretController,
-	droplets provcontrollers.DropletController, keys provcontrollers.KeyController) {
+func Register(ctx context.Context, c *controllers.Set) {
+	secrets, droplets, keys := c.Secrets, c.Droplets, c.Keys
 	h := &handler{secrets: secrets, droplets: droplets, keys: keys}
 	secrets.OnChange(ctx, HandlerName, h.release)
 	// A Droplet's or Key's removal may free the Secret it read.

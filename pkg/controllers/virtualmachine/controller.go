@@ -10,6 +10,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -73,21 +74,14 @@ type handler struct {
 // Register wires the VM handlers and the watches that re-run them when a
 // VM's Environment, template, token Secret, Key or Droplet changes.
 // verdicts is the Environment check's (required).
-func Register(ctx context.Context, opts Options, verdicts ConfigVerdicts, apply apply.Apply,
-	vms hfcontrollers.VirtualMachineController,
-	envs hfcontrollers.EnvironmentController,
-	templates hfcontrollers.VirtualMachineTemplateController,
-	secrets corecontrollers.SecretController,
-	droplets provcontrollers.DropletController,
-	keys provcontrollers.KeyController,
-	pools provcontrollers.WarmPoolController,
-	recorder record.EventRecorder) {
+func Register(ctx context.Context, opts Options, c *controllers.Set, verdicts ConfigVerdicts, apply apply.Apply) {
+	vms, envs, templates, secrets, droplets, keys := c.VMs, c.Environments, c.Templates, c.Secrets, c.Droplets, c.Keys
 	if opts.ConfigErrorGrace <= 0 {
 		opts.ConfigErrorGrace = DefaultConfigErrorGrace
 	}
 	h := &handler{
 		ctx: ctx, opts: opts, verdicts: verdicts, vms: vms, envs: envs.Cache(), templates: templates.Cache(),
-		secrets: secrets, droplets: droplets, keys: keys, pools: pools.Cache(), recorder: recorder,
+		secrets: secrets, droplets: droplets, keys: keys, pools: c.WarmPools.Cache(), recorder: c.Recorder,
 	}
 	h.cleanups = startCleanupQueue(ctx, h, opts.CleanupWorkers,
 		vms.Informer().HasSynced, droplets.Informer().HasSynced, keys.Informer().HasSynced, secrets.Informer().HasSynced)

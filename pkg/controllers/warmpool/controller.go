@@ -9,6 +9,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
@@ -64,24 +65,16 @@ type handler struct {
 
 // Register wires the pool handlers: one makes the WarmPools from the
 // Environments, the other keeps each pool at its size.
-func Register(ctx context.Context, opts Options,
-	envs hfcontrollers.EnvironmentController,
-	templates hfcontrollers.VirtualMachineTemplateController,
-	events hfcontrollers.ScheduledEventController,
-	vms hfcontrollers.VirtualMachineController,
-	pools provcontrollers.WarmPoolController,
-	droplets provcontrollers.DropletController,
-	keys provcontrollers.KeyController,
-	secrets corecontrollers.SecretController,
-	recorder record.EventRecorder) {
+func Register(ctx context.Context, opts Options, c *controllers.Set) {
+	envs, events, vms, pools, droplets, keys := c.Environments, c.ScheduledEvents, c.VMs, c.WarmPools, c.Droplets, c.Keys
 	if opts.Resync <= 0 {
 		opts.Resync = DefaultResync
 	}
 	if opts.SurplusIdle <= 0 {
 		opts.SurplusIdle = DefaultSurplusIdle
 	}
-	h := &handler{opts: opts, envs: envs, templates: templates.Cache(), events: events.Cache(), vms: vms,
-		pools: pools, droplets: droplets, keys: keys, secrets: secrets, recorder: recorder}
+	h := &handler{opts: opts, envs: envs, templates: c.Templates.Cache(), events: events.Cache(), vms: vms,
+		pools: pools, droplets: droplets, keys: keys, secrets: c.Secrets, recorder: c.Recorder}
 	envs.OnChange(ctx, EnvironmentHandlerName, h.onEnvironment)
 	pools.OnChange(ctx, HandlerName, h.onPool)
 	registerWatches(ctx, h, events, vms, droplets, keys)
