@@ -47,11 +47,6 @@ var shortLease = []string{"CATTLE_ELECTION_LEASE_DURATION=4s", "CATTLE_ELECTION_
 // expire shows.
 var longLease = []string{"CATTLE_ELECTION_LEASE_DURATION=40s", "CATTLE_ELECTION_RENEW_DEADLINE=30s", "CATTLE_ELECTION_RETRY_PERIOD=500ms"}
 
-func startReplica(t *testing.T, name string, args ...string) *replica {
-	t.Helper()
-	return startReplicaEnv(t, name, shortLease, args...)
-}
-
 // startReplicaEnv starts a replica with env added to its environment.
 func startReplicaEnv(t *testing.T, name string, env []string, args ...string) *replica {
 	t.Helper()

@@ -22,10 +22,10 @@ func TestTrimmedCacheKeepsNoManagedFields(t *testing.T) {
 		Data: map[string][]byte{"private_key": []byte("pem")},
 	}
 	lw := &cache.ListWatch{
-		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			return &corev1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Secret{*secret}}, nil
 		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			if opts.SendInitialEvents != nil {
 				// Refused, so the reflector falls back to the list above.
 				return nil, errors.New("watch-list not served")

@@ -31,7 +31,8 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 		// one read instead.
 		found, _, err := client.Droplets.Get(ctx, id)
 		if digitalocean.IsNotFound(err) {
-			return 0, h.claimedGone(d)
+			h.claimedGone(d)
+			return 0, nil
 		}
 		if err != nil {
 			return h.failDO(d, v1alpha1.Created, err), nil
@@ -82,11 +83,11 @@ func takeObservation(d, member *v1alpha1.Droplet) {
 
 // claimedGone records that the claimed droplet no longer exists: it is not
 // replaced, and the VM is reported failed (see virtualmachine's failure).
-func (h *handler) claimedGone(d *v1alpha1.Droplet) error {
+func (h *handler) claimedGone(d *v1alpha1.Droplet) {
 	if v1alpha1.Ready.IsTrue(d) {
 		events.SetCondition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Spec.ClaimedDropletID))
 	}
-	return h.fail(d, v1alpha1.Created, v1alpha1.ReasonClaimedDropletGone, fmt.Sprintf(
+	h.fail(d, v1alpha1.Created, v1alpha1.ReasonClaimedDropletGone, fmt.Sprintf(
 		"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", d.Spec.ClaimedDropletID, poolName(d)))
 }
 

@@ -50,7 +50,8 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	}
 	uid := vmUID(d)
 	if uid == "" {
-		return 0, h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
+		h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
+		return 0, nil
 	}
 	if h.mem.inBatch(d) {
 		// Another worker's multi-create is sending it. Its status write

@@ -52,7 +52,8 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if digitalocean.IsNotFound(err) && isClaimed(d) {
 		// Taken over on the member's last observation: the first read that
 		// finds it gone says so, and the VM fails (it is never replaced).
-		return 0, h.claimedGone(d)
+		h.claimedGone(d)
+		return 0, nil
 	}
 	if digitalocean.IsNotFound(err) {
 		// Never recreate here: right after a create DigitalOcean may not know the

@@ -43,7 +43,8 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		return h.finish(orig, d, nil, h.opts.ActiveResync)
 	}
 	if err != nil {
-		return h.finish(orig, d, h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error()))
+		h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error())
+		return h.finish(orig, d, nil)
 	}
 	var requeue time.Duration
 	if d.Status.DropletID == 0 {
@@ -158,11 +159,10 @@ func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digi
 func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }
 
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
-func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) error {
+func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", reason).Inc()
 	logFor(d).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
-	return nil
 }
 
 // progress records a step on the way to a running VM: an Event on the

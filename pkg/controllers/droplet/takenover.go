@@ -26,8 +26,9 @@ func (h *handler) adoptAlpha(ctx context.Context, client *godo.Client, d *v1alph
 	id := d.Spec.AdoptedDropletID
 	found, _, err := client.Droplets.Get(ctx, id)
 	if digitalocean.IsNotFound(err) {
-		return 0, h.fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
+		h.fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
 			"droplet %d, made by the original provisioner, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id))
+		return 0, nil
 	}
 	if err == nil && !slices.Contains(found.Tags, h.opts.InstallationTag) {
 		// With this installation's tag it is in the lists every droplet of

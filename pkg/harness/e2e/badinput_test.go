@@ -63,7 +63,6 @@ type badInput struct {
 	// doWrites is whether DigitalOcean is asked to create anything (it refuses).
 	doWrites bool
 	setup    func(w *world)
-	fix      func(w *world, env *hfv1.Environment)
 }
 
 // badInputCases is the table of bad input, shared by the tests that show

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -94,7 +93,7 @@ func TestMetricsAfterALifecycle(t *testing.T) {
 	w.eventually(30*time.Second, "deletion observed", func() string {
 		body := scrape(t, addr)
 		if !regexp.MustCompile(`(?m)^hf_do_deletion_seconds_count [1-9]`).MatchString(body) {
-			return fmt.Sprintf("no deletion yet")
+			return "no deletion yet"
 		}
 		// Deleted VMs wait in their own queue, not the VM queue.
 		if !regexp.MustCompile(`(?m)^workqueue_adds_total\{name="vm-cleanup"\} [1-9]`).MatchString(body) {

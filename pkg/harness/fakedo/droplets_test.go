@@ -142,7 +142,7 @@ func TestMultiCreate(t *testing.T) {
 	_, _, err = c.Droplets.CreateMultiple(ctx, &godo.DropletMultiCreateRequest{
 		Names: names, Region: "fra1", Size: "s-1vcpu-2gb", Image: godo.DropletCreateImage{Slug: "ubuntu-24-04-x64"},
 	})
-	apiErr(t, err, http.StatusUnprocessableEntity)
+	wantStatus(t, err, http.StatusUnprocessableEntity)
 }
 
 func TestPaginationOver450Droplets(t *testing.T) {
@@ -282,7 +282,7 @@ func TestCreateValidation(t *testing.T) {
 			t.Fatalf("create within limit: %v", err)
 		}
 		_, _, err = c.Droplets.Create(ctx, basicCreate("over"))
-		apiErr(t, err, http.StatusUnprocessableEntity)
+		wantStatus(t, err, http.StatusUnprocessableEntity)
 		acct, _, err := c.Account.Get(ctx)
 		if err != nil || acct.DropletLimit != 2 || acct.Status != "active" || acct.UUID == "" {
 			t.Fatalf("account = %+v err %v", acct, err)
@@ -307,9 +307,9 @@ func TestDeleteAndDeleteLag(t *testing.T) {
 		t.Fatalf("Delete: %v %v", resp, err)
 	}
 	_, _, err = c.Droplets.Get(ctx, d.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	_, err = c.Droplets.Delete(ctx, d.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 
 	clock.Advance(29 * time.Second)
 	ds, _, err := c.Droplets.ListByTag(ctx, "hobbyfarm", nil)
@@ -325,7 +325,7 @@ func TestDeleteAndDeleteLag(t *testing.T) {
 	}
 
 	_, err = c.Droplets.Delete(ctx, 999999999)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 
 	for _, n := range []string{"t1", "t2"} {
 		if _, _, err := c.Droplets.Create(ctx, basicCreate(n)); err != nil {

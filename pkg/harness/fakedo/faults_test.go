@@ -43,7 +43,7 @@ func TestInjectedErrorsAreNotApplied(t *testing.T) {
 	c := newClient(t, srv, testToken)
 	srv.SetFaults(Faults{Rules: map[string]FaultRule{AnyRoute: {ErrorRate: 1, ErrorStatus: 503}}})
 	_, _, err := c.Droplets.Create(ctxT(t), basicCreate("nope"))
-	apiErr(t, err, http.StatusServiceUnavailable)
+	wantStatus(t, err, http.StatusServiceUnavailable)
 	if n := len(srv.Droplets(testToken)); n != 0 {
 		t.Fatalf("failed create left %d droplets", n)
 	}
@@ -92,7 +92,7 @@ func TestLatencyAnd429Storm(t *testing.T) {
 		t.Fatalf("latency not applied: %v", el)
 	}
 	_, resp, err := c.Regions.List(ctxT(t), nil)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra != 90 {
 		t.Fatalf("Retry-After = %d, want 90", ra)
 	}
@@ -112,7 +112,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = c.Droplets.Get(ctxT(t), d.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	clock.Advance(3 * time.Second)
 	if _, _, err := c.Droplets.Get(ctxT(t), d.ID); err != nil {
 		t.Fatalf("after lag: %v", err)

@@ -44,8 +44,8 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// apiErr asserts err is a godo API error with the given status and returns it.
-func apiErr(t *testing.T, err error, status int) *godo.ErrorResponse {
+// wantStatus fails t unless err is DigitalOcean's error answer with status.
+func wantStatus(t *testing.T, err error, status int) {
 	t.Helper()
 	var er *godo.ErrorResponse
 	if !errors.As(err, &er) {
@@ -54,6 +54,14 @@ func apiErr(t *testing.T, err error, status int) *godo.ErrorResponse {
 	if er.Response.StatusCode != status {
 		t.Fatalf("status = %d, want %d (%s)", er.Response.StatusCode, status, er.Message)
 	}
+}
+
+// apiErr is err as DigitalOcean's error answer with status, or fails t.
+func apiErr(t *testing.T, err error, status int) *godo.ErrorResponse {
+	t.Helper()
+	wantStatus(t, err, status)
+	var er *godo.ErrorResponse
+	errors.As(err, &er)
 	return er
 }
 

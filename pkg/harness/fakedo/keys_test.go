@@ -55,7 +55,7 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("duplicate message = %q", er.Message)
 	}
 	_, _, err = c.Keys.Create(ctx, &godo.KeyCreateRequest{Name: "junk", PublicKey: "ssh-rsa notbase64!"})
-	apiErr(t, err, http.StatusUnprocessableEntity)
+	wantStatus(t, err, http.StatusUnprocessableEntity)
 
 	keys, _, err := c.Keys.List(ctx, nil)
 	if err != nil || len(keys) != 1 || len(srv.Keys(testToken)) != 1 {
@@ -73,7 +73,7 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("Delete: %v", err)
 	}
 	_, _, err = c.Keys.GetByID(ctx, k.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	_, err = c.Keys.DeleteByID(ctx, k.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 }

@@ -60,14 +60,14 @@ func TestRateLimitCountsErrorsAndHourly(t *testing.T) {
 	c := newClient(t, srv, testToken)
 	ctx := ctxT(t)
 	_, _, err := c.Droplets.Get(ctx, 1) // 404 still counts
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	for i := 0; i < 2; i++ {
 		if _, _, err := c.Account.Get(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	_, resp, err := c.Account.Get(ctx)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra != 3600 {
 		t.Fatalf("Retry-After = %d, want 3600 (oldest request expires in an hour)", ra)
 	}
@@ -87,7 +87,7 @@ func TestKeyListLimit(t *testing.T) {
 		}
 	}
 	_, _, err := c.Keys.List(ctx, nil)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 	if _, _, err := c.Account.Get(ctx); err != nil {
 		t.Fatalf("other endpoints must stay available: %v", err)
 	}

@@ -41,7 +41,7 @@ func TestAutoAccounts(t *testing.T) {
 		t.Fatalf("auto account: %+v %v", acct, err)
 	}
 	_, _, err = newClient(t, srv, "manual-123").Account.Get(ctxT(t))
-	apiErr(t, err, http.StatusUnauthorized)
+	wantStatus(t, err, http.StatusUnauthorized)
 }
 
 func TestAccountsAreIsolated(t *testing.T) {
@@ -54,7 +54,7 @@ func TestAccountsAreIsolated(t *testing.T) {
 	}
 	other := newClient(t, srv, "other")
 	_, _, err = other.Droplets.Get(ctx, d.ID)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	if ds, _, err := other.Droplets.List(ctx, nil); err != nil || len(ds) != 0 {
 		t.Fatalf("other account sees %d droplets (%v)", len(ds), err)
 	}

@@ -158,7 +158,7 @@ func TestGetTagAnswersDigitalOceansShape(t *testing.T) {
 	}
 
 	_, _, err = c.Tags.Get(ctx, "no-such-tag")
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	raw = rawGet(t, srv.URL()+"v2/tags/no-such-tag", testToken)
 	var e apiError
 	_ = json.NewDecoder(raw.Body).Decode(&e)
@@ -181,7 +181,7 @@ func TestDeleteTagUntagsLiveDropletsAndForgetsTheTag(t *testing.T) {
 	// A fault on the route answers for it and leaves the tag alone.
 	srv.SetFaults(Faults{Rules: map[string]FaultRule{RouteDeleteTag: {ErrorRate: 1}}})
 	_, err := c.Tags.Delete(ctx, "hobbyfarm")
-	apiErr(t, err, http.StatusInternalServerError)
+	wantStatus(t, err, http.StatusInternalServerError)
 	srv.SetFaults(Faults{})
 	if _, _, err := c.Tags.Get(ctx, "hobbyfarm"); err != nil {
 		t.Fatalf("tag gone after a failed delete: %v", err)
@@ -201,12 +201,12 @@ func TestDeleteTagUntagsLiveDropletsAndForgetsTheTag(t *testing.T) {
 		}
 	}
 	_, _, err = c.Tags.Get(ctx, "hobbyfarm")
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	_, err = c.Tags.Delete(ctx, "hobbyfarm")
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	_, err = c.Tags.TagResources(ctx, "hobbyfarm", &godo.TagResourcesRequest{
 		Resources: []godo.Resource{{ID: strconv.Itoa(a.ID), Type: godo.DropletResourceType}}})
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	if got := srv.Tags(testToken); !slices.Equal(got, []TagCount{{"env:test", 2}}) {
 		t.Fatalf("Tags = %+v, want only env:test on 2 droplets", got)
 	}

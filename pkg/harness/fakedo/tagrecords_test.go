@@ -39,7 +39,7 @@ func TestTagResourcesRecordsNameEveryDropletWhateverTheAnswer(t *testing.T) {
 	if _, err := c.Droplets.Delete(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	apiErr(t, tagAll(a.ID, b.ID), http.StatusNotFound)
+	wantStatus(t, tagAll(a.ID, b.ID), http.StatusNotFound)
 
 	got := srv.TagResourcesRecords(testToken)
 	if len(got) != 2 {

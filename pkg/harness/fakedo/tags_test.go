@@ -20,7 +20,7 @@ func TestTagResources(t *testing.T) {
 
 	// Tagging with a tag that does not exist yet is refused, as on DigitalOcean.
 	_, err = c.Tags.TagResources(ctx, "hfdo-vm:abc", tagDroplet)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 
 	for range 2 { // creating an existing tag answers with it again
 		tag, resp, err := c.Tags.Create(ctx, &godo.TagCreateRequest{Name: "hfdo-vm:abc"})
@@ -42,7 +42,7 @@ func TestTagResources(t *testing.T) {
 
 	missing := &godo.TagResourcesRequest{Resources: []godo.Resource{{ID: "999999", Type: godo.DropletResourceType}}}
 	_, err = c.Tags.TagResources(ctx, "hfdo-vm:abc", missing)
-	apiErr(t, err, http.StatusNotFound)
+	wantStatus(t, err, http.StatusNotFound)
 	_, _, err = c.Tags.Create(ctx, &godo.TagCreateRequest{Name: "bad tag!"})
-	apiErr(t, err, http.StatusUnprocessableEntity)
+	wantStatus(t, err, http.StatusUnprocessableEntity)
 }

@@ -20,13 +20,13 @@ func TestSetTimingRetimesWindowsAndKeepsTheirLogs(t *testing.T) {
 		}
 	}
 	_, _, err := c.Account.Get(ctx)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 
 	// A "minute" of 10 s: the two requests, 5 s old, still count.
 	clock.Advance(5 * time.Second)
 	srv.SetTiming(Timing{RateLimits: RateLimits{PerMinute: 2, PerHour: 100, Minute: 10 * time.Second}})
 	_, resp, err := c.Account.Get(ctx)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 	if ra := resp.Header.Get("Retry-After"); ra != "5" {
 		t.Errorf("Retry-After = %q, want 5 (the first request leaves the new window in 5 s)", ra)
 	}
@@ -49,7 +49,7 @@ func TestSetTimingRetimesWindowsAndKeepsTheirLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = later.Account.Get(ctx)
-	apiErr(t, err, http.StatusTooManyRequests)
+	wantStatus(t, err, http.StatusTooManyRequests)
 }
 
 func TestSetTimingChangesBootDelayAndDeleteLag(t *testing.T) {

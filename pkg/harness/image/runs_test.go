@@ -158,14 +158,15 @@ func startSandboxed(t *testing.T, root string, args ...string) *sandboxed {
 	go func() { s.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		var exit error
 		select {
-		case <-s.exited:
+		case exit = <-s.exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-s.exited
+			exit = <-s.exited
 		}
 		if t.Failed() {
-			t.Logf("controller log:\n%s", s.logs.String())
+			t.Logf("controller exited (%v); its log:\n%s", exit, s.logs.String())
 		}
 	})
 	// The launcher becomes the controller (exec), once it logs.

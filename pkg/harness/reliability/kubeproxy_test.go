@@ -42,8 +42,6 @@ type kubeRequest struct {
 	Body   []byte
 }
 
-func (r kubeRequest) write() bool { return r.Method != http.MethodGet }
-
 // kubeHold stops the requests its match accepts until released.
 type kubeHold struct {
 	match      func(r kubeRequest) bool

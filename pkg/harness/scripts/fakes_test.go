@@ -72,7 +72,7 @@ func newFakeEnv(t *testing.T) *fakeEnv {
 		writeExecutable(t, filepath.Join(bin, name), body)
 	}
 	path := bin + ":/usr/bin:/bin"
-	for _, tool := range []string{"helm", "actionlint"} {
+	for _, tool := range []string{"helm", "actionlint", "golangci-lint"} {
 		if p, err := lookPathIn(tool, path); err == nil {
 			t.Fatalf("a %s at %s is on the test PATH; the tests need a machine without it there", tool, p)
 		}

@@ -11,6 +11,7 @@ import (
 const (
 	helmInstall       = "go install helm.sh/helm/v3/cmd/helm@v3.22.0"
 	actionlintInstall = "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"
+	golangciInstall   = "go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0"
 )
 
 // withBuiltKubeBinaries puts the kube binaries in the fake cache, as a previous
@@ -22,7 +23,7 @@ func withBuiltKubeBinaries(t *testing.T, f *fakeEnv) {
 	}
 }
 
-func TestPrereqsForThePlaygroundSkipsHelmAndActionlint(t *testing.T) {
+func TestPrereqsForThePlaygroundSkipsHelmAndTheLinters(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t)
 	withBuiltKubeBinaries(t, f)
@@ -34,7 +35,7 @@ func TestPrereqsForThePlaygroundSkipsHelmAndActionlint(t *testing.T) {
 	if calls := f.goCalls(t); strings.Contains(calls, "install") {
 		t.Errorf("prereqs playground installed something with go:\n%s", calls)
 	}
-	for _, tool := range []string{"helm", "actionlint"} {
+	for _, tool := range []string{"helm", "actionlint", "golangci-lint"} {
 		if !strings.Contains(r.stderr, "prereqs: "+tool+" skipped") {
 			t.Errorf("stderr does not say %s was skipped", tool)
 		}
@@ -44,7 +45,7 @@ func TestPrereqsForThePlaygroundSkipsHelmAndActionlint(t *testing.T) {
 	}
 }
 
-func TestPrereqsInstallsHelmAndActionlintWithProgress(t *testing.T) {
+func TestPrereqsInstallsHelmAndTheLintersWithProgress(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t)
 	withBuiltKubeBinaries(t, f)
@@ -53,7 +54,7 @@ func TestPrereqsInstallsHelmAndActionlintWithProgress(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("prereqs failed: %v", r.err)
 	}
-	for tool, install := range map[string]string{"helm": helmInstall, "actionlint": actionlintInstall} {
+	for tool, install := range map[string]string{"helm": helmInstall, "actionlint": actionlintInstall, "golangci-lint": golangciInstall} {
 		if calls := f.goCalls(t); !strings.Contains(calls, install) {
 			t.Errorf("prereqs did not run %q; go calls:\n%s", install, calls)
 		}

@@ -15,9 +15,14 @@ import (
 const SkipEnvVar = "HF_SKIP_INTEGRATION"
 
 var (
-	shared    *Env
-	sharedErr = errors.New("testenv: no shared Env: call testenv.Main(m, opts) from TestMain")
+	errNoMain = errors.New("testenv: no shared Env: call testenv.Main(m, opts) from TestMain")
 	errSkip   = errors.New("testenv: integration tests skipped (" + SkipEnvVar + "=1)")
+)
+
+// shared is the package's Env; whyNoShared says why there is none.
+var (
+	shared      *Env
+	whyNoShared = errNoMain
 )
 
 // Main is for TestMain: it starts one Env for the whole test package, runs the tests,
@@ -36,13 +41,13 @@ func runMain(m *testing.M, opts Options) int {
 		flag.Parse()
 	}
 	if skipIntegration() {
-		sharedErr = errSkip
+		whyNoShared = errSkip
 		return m.Run()
 	}
 	if testing.Short() {
 		// Only a smoke test needs the control plane: Require starts it for
 		// the first one, and never when none is selected.
-		deferred, sharedErr = &opts, errShort
+		deferred, whyNoShared = &opts, errShort
 		return stopShared(m.Run())
 	}
 	if err := startShared(opts); err != nil {
@@ -58,14 +63,14 @@ func startShared(opts Options) error {
 	begin := time.Now()
 	env, err := Start(context.Background(), opts)
 	if err != nil {
-		sharedErr = err
+		whyNoShared = err
 		return err
 	}
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "testenv: control plane ready in %s at %s (dir %s)\n",
 			time.Since(begin).Round(time.Millisecond), env.host, env.Dir)
 	}
-	shared, sharedErr = env, nil
+	shared, whyNoShared = env, nil
 	return nil
 }
 
@@ -102,10 +107,10 @@ func Require(t testing.TB) *Env {
 	if shared != nil {
 		return shared
 	}
-	if errors.Is(sharedErr, errSkip) {
-		t.Skip(sharedErr)
+	if errors.Is(whyNoShared, errSkip) {
+		t.Skip(whyNoShared)
 	}
-	t.Fatal(sharedErr)
+	t.Fatal(whyNoShared)
 	return nil
 }
 

@@ -46,7 +46,7 @@ func TestHelpersAndCtrlC(t *testing.T) {
 	defer func() {
 		if pg.ProcessState == nil {
 			_ = pg.Process.Kill()
-			<-exited
+			t.Logf("playground killed: %v", <-exited)
 		}
 	}()
 	waitOutput(t, &out, exited, "press Ctrl-C", 4*time.Minute)
