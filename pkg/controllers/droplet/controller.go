@@ -1,4 +1,3 @@
-// Package droplet creates, refreshes and deletes DigitalOcean droplets for Droplet objects.
 package droplet
 
 import (
@@ -18,6 +17,7 @@ import (
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
+	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -64,7 +64,7 @@ type handler struct {
 	vmClient hfcontrollers.VirtualMachineClient
 	recorder record.EventRecorder
 	// mem is what this process remembers of the Droplets between passes.
-	mem memory
+	notes processNotes
 	// backoff spaces out each Droplet's retries after transient failures.
 	backoff *digitalocean.Backoff
 	// buckets hands out the boot tags droplets are created with.
@@ -72,7 +72,7 @@ type handler struct {
 	// boots learns how long droplets take to boot.
 	boots *bootTimes
 	// fleet serves the batched resync; nil when each droplet is read alone.
-	fleet *fleet
+	lists *listCache
 	// prober runs the reachability check's logins.
 	prober *prober
 	// deletes sends the reaper's deletes by ID in batches; nil: one by one.
@@ -92,7 +92,7 @@ func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	})
 	h.deletes = newDeleteBatcher(h)
 	if opts.Resync != ResyncPerDroplet {
-		h.fleet = newFleet(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots, clients.Room)
+		h.lists = newListCache(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots, clients.Room)
 	}
 	// The remove handler first, so that sync gets the Droplet its finalizer
 	// write returned and can create the droplet in the same pass.
@@ -174,4 +174,12 @@ func (h *handler) enqueueByDropletID(ids []int) {
 			h.droplets.Enqueue(d.Namespace, d.Name)
 		}
 	}
+}
+
+// logFor names what d serves in every line: its VM, or its warm pool.
+func logFor(d *v1alpha1.Droplet) *logrus.Entry {
+	if d.IsPoolMember() {
+		return logrus.WithField("pool", d.Spec.Pool.Name).WithField("member", d.Name)
+	}
+	return logrus.WithField("vm", d.Spec.VirtualMachine)
 }

@@ -2,7 +2,7 @@ package droplet
 
 // The create path: a Droplet without a droplet ID gets one, adopted when
 // DigitalOcean may have it already (mayExist, findExisting), else created
-// alone here or with mates in one request (batch.go). The intent is on
+// alone here or with mates in one request (create_batch.go). The intent is on
 // record before any create is sent (recordIntent).
 
 import (
@@ -53,7 +53,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
 		return 0, nil
 	}
-	if h.mem.inBatch(d) {
+	if h.notes.inBatch(d) {
 		// Another worker's multi-create is sending it. Its status write
 		// re-queues it, but a write that fails, or a claim that ends without
 		// one (the intent's write conflicted), would leave it waiting forever.
@@ -133,7 +133,7 @@ const refusedCreatePause = time.Minute
 
 // refusedPause is how much longer d's refused create waits.
 func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
-	at, ok := h.mem.refusedAt(d)
+	at, ok := h.notes.refusedAt(d)
 	if !ok {
 		return 0
 	}
@@ -161,7 +161,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 	}
 	after := h.recordFailure(d, v1alpha1.Created, f, reason, message)
 	if f.Permanent {
-		h.mem.noteRefused(d)
+		h.notes.noteRefused(d)
 		after = min(after, refusedCreatePause)
 	}
 	if f.Reason == "Unavailable" {
@@ -173,7 +173,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 
 // markCreated records DigitalOcean's answer to a create.
 func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
-	h.mem.noteCreated(d, created.ID)
+	h.notes.noteCreated(d, created.ID)
 	h.backoff.Reset(objectKey(d))
 	logFor(d).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
@@ -229,7 +229,7 @@ func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 // findExisting returns the VM's droplet if this process created it, its
 // batch or its name lists it, or the VM has it on record.
 func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
-	if id, ok := h.mem.createdID(d); ok {
+	if id, ok := h.notes.createdID(d); ok {
 		return h.getCreated(ctx, client, id)
 	}
 	if d.Status.CreateBatch != "" {
@@ -278,4 +278,15 @@ func (h *handler) keyIDs(d *v1alpha1.Droplet) ([]godo.DropletCreateSSHKey, strin
 		out = append(out, godo.DropletCreateSSHKey{ID: k.Status.KeyID})
 	}
 	return out, ""
+}
+
+// waitingForKey says why a create waits for the Key name (nil when not
+// found), with the Key's state when that names a problem: the Droplet's
+// MESSAGE then points at the cause.
+func waitingForKey(name string, k *v1alpha1.Key) string {
+	message := fmt.Sprintf("waiting for Key %q to be created in DigitalOcean", name)
+	if k != nil && k.Status.State != "" && k.Status.State != v1alpha1.KeyStateCreating {
+		message += fmt.Sprintf(" (the Key is %s: %s)", k.Status.State, k.Status.Message)
+	}
+	return message
 }

@@ -47,7 +47,7 @@ func (h *handler) gathering(client *godo.Client, d *v1alpha1.Droplet) time.Durat
 	if h.clients.Load(client) >= busyLoad {
 		gather = busyBatchGather
 	}
-	return gather - time.Since(h.mem.firstReady(d))
+	return gather - time.Since(h.notes.firstReady(d))
 }
 
 // batchPoll is how soon a Droplet that another worker's multi-create is
@@ -83,10 +83,10 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 	var mates []*v1alpha1.Droplet
 	for _, m := range awaiting {
 		// Cheap checks first: batchKey encodes the whole request.
-		if m.Name == d.Name || !finalizer.Has(m, finalizer.DropletCleanupHandler) || h.mem.inBatch(m) {
+		if m.Name == d.Name || !finalizer.Has(m, finalizer.DropletCleanupHandler) || h.notes.inBatch(m) {
 			continue
 		}
-		if _, created := h.mem.createdID(m); created {
+		if _, created := h.notes.createdID(m); created {
 			continue
 		}
 		if key == "" {
@@ -128,16 +128,16 @@ func freshForCreate(d *v1alpha1.Droplet) bool {
 // and told when to look again; the mates' statuses are written here.
 func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, mates []*v1alpha1.Droplet, keyIDs []godo.DropletCreateSSHKey) (time.Duration, error) {
 	batch := digitalocean.BatchTag(newBatchID())
-	if !h.mem.claim(d, batch) {
+	if !h.notes.claim(d, batch) {
 		return 0, nil
 	}
-	defer h.mem.release(d)
+	defer h.notes.release(d)
 	// Claim all first, then write: the writes take a while, and other
 	// workers looking for mates meanwhile should leave these alone.
 	var claimed []*v1alpha1.Droplet
 	for _, m := range mates {
-		if h.mem.claim(m, batch) {
-			defer h.mem.release(m)
+		if h.notes.claim(m, batch) {
+			defer h.notes.release(m)
 			claimed = append(claimed, m)
 		}
 	}
@@ -237,7 +237,7 @@ func (h *handler) writeMate(m *v1alpha1.Droplet) {
 		h.droplets.Enqueue(m.Namespace, m.Name)
 		return
 	}
-	h.mem.noteRecorded(written)
+	h.notes.noteRecorded(written)
 	held.Flush()
 }
 

@@ -60,7 +60,7 @@ func (h *handler) findByName(ctx context.Context, client *godo.Client, d *v1alph
 		return nil, err
 	}
 	others := h.sameName(d)
-	mine := slices.DeleteFunc(listed, func(c godo.Droplet) bool { return !canBeOf(d, c, others, h.mem.isGone) })
+	mine := slices.DeleteFunc(listed, func(c godo.Droplet) bool { return !canBeOf(d, c, others, h.notes.isGone) })
 	slices.SortFunc(mine, func(a, b godo.Droplet) int { return a.ID - b.ID })
 	return mine, nil
 }

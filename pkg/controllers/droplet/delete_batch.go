@@ -44,7 +44,7 @@ const (
 // a new batch under a new tag.
 //
 // It runs in its own goroutine per token; no handler waits for it. What it
-// deleted it records as gone (memory), so the Droplet's cleanup sends
+// deleted it records as gone (processNotes), so the Droplet's cleanup sends
 // nothing again and releases the finalizer; until then that cleanup waits
 // (pending), and an entry that keeps failing is handed back to it.
 type deleteBatcher struct {
@@ -169,7 +169,7 @@ func (b *deleteBatcher) run(client *godo.Client, q *deleteQueue) {
 			if !b.gather(q) {
 				return
 			}
-			if retry := b.send(client, q, b.take(q)); retry > 0 {
+			if retry := b.sendBatch(client, q, b.take(q)); retry > 0 {
 				select {
 				case <-ctx.Done():
 					return
@@ -238,15 +238,15 @@ func (b *deleteBatcher) done(e *deleteEntry) {
 	b.h.droplets.Enqueue(e.d.Namespace, e.d.Name)
 }
 
-// send deletes one batch and says how long to wait before the next after
+// sendBatch deletes one batch and says how long to wait before the next after
 // a failure (0: go on).
-func (b *deleteBatcher) send(client *godo.Client, q *deleteQueue, batch []*deleteEntry) time.Duration {
+func (b *deleteBatcher) sendBatch(client *godo.Client, q *deleteQueue, batch []*deleteEntry) time.Duration {
 	batch = b.recheck(batch)
 	var ids []int
 	for _, e := range batch {
 		ids = append(ids, e.targets.ids...)
 	}
-	ids = slices.DeleteFunc(ids, b.h.mem.isGone)
+	ids = slices.DeleteFunc(ids, b.h.notes.isGone)
 	if len(ids) == 0 {
 		// Deleted by another path (a cleanup, a pool member's) meanwhile.
 		for _, e := range batch {
@@ -272,7 +272,7 @@ func (b *deleteBatcher) send(client *godo.Client, q *deleteQueue, batch []*delet
 	backoffKey := fmt.Sprintf("%p", client)
 	switch {
 	case err == nil:
-		b.h.mem.noteGone(ids...)
+		b.h.notes.noteGone(ids...)
 		metrics.DeleteBatches.Inc()
 		metrics.DeleteBatchDroplets.Observe(float64(len(ids)))
 		for _, e := range batch {
@@ -285,7 +285,7 @@ func (b *deleteBatcher) send(client *godo.Client, q *deleteQueue, batch []*delet
 		// whose answer was lost, a delete by hand): one by one, where a 404
 		// counts as gone.
 		metrics.DeleteBatchFallbacks.Inc()
-		failed, failure := oneByOne(batch, func(e *deleteEntry) error { return b.h.send(ctx, client, e.targets) },
+		failed, failure := oneByOne(batch, func(e *deleteEntry) error { return b.h.deleteEach(ctx, client, e.targets) },
 			func(e *deleteEntry) {
 				b.reaped(e, "deleted in DigitalOcean on its own (a droplet of its batch was gone already)")
 			})

@@ -107,7 +107,7 @@ func (w *batchWorld) settle() {
 // reaped: DigitalOcean confirmed every droplet of name's deleted, so its
 // cleanup sends nothing.
 func (w *batchWorld) reaped(name string) bool {
-	return w.h.deleteTargets(w.droplets[name]).settled(&w.h.mem)
+	return w.h.targetsOf(w.droplets[name]).settled(&w.h.notes)
 }
 
 // live reports whether DigitalOcean still has droplet id.
@@ -211,7 +211,7 @@ func TestDeleteBatchNeverTagsALivingVMsDroplet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.h.deletes.add(client, w.droplets["living"], w.h.deleteTargets(w.droplets["living"]))
+	w.h.deletes.add(client, w.droplets["living"], w.h.targetsOf(w.droplets["living"]))
 	w.settle()
 
 	if w.live(gone) || !w.live(living) || !w.live(handedOver) {

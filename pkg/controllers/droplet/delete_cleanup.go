@@ -18,7 +18,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		// Taken from a pool but never recorded: the pool member still owns
 		// the droplet, and its cleanup deletes it unless a VM recorded it.
 		log.WithField("droplet", d.Spec.ClaimedDropletID).Info("releasing a claim never recorded; the pool member owns the droplet")
-		h.forget(d)
+		h.forgetDroplet(d)
 		return d, nil
 	}
 	if d.IsPoolMember() && d.Status.Claim != nil && !v1alpha1.ForceReleaseRequested(d) {
@@ -45,7 +45,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		log.Info("Droplet object deleted while its VM exists; keeping the droplet for re-adoption")
 		return d, nil
 	}
-	if h.mem.inBatch(d) {
+	if h.notes.inBatch(d) {
 		// Its create is on the wire; what it made is known once it answers.
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, batchPoll)
 		return d, generic.ErrSkip
@@ -56,17 +56,17 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, deletePendingPoll)
 		return d, generic.ErrSkip
 	}
-	_, createdHere := h.mem.createdID(d)
+	_, createdHere := h.notes.createdID(d)
 	if d.Spec.Name == "" || (!createdHere && !v1alpha1.MayExistInDigitalOcean(d)) {
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
 		// condition, e.g. Configured, says nothing about DigitalOcean.)
-		h.forget(d)
+		h.forgetDroplet(d)
 		return d, nil
 	}
 	if !createdHere && refusedOnly(d, h.vmOf(d)) {
 		log.Info("DigitalOcean refused every create of this droplet, so it holds nothing to delete; releasing the Droplet")
-		h.forget(d)
+		h.forgetDroplet(d)
 		return d, nil
 	}
 	if v1alpha1.ForceReleaseRequested(d) {
@@ -79,27 +79,27 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	client, err := h.client(d)
 	if err != nil {
 		h.fail(d, v1alpha1.Deleting, "TokenUnavailable", "cannot delete the droplet: "+err.Error())
-		return h.wait(orig, d, time.Minute)
+		return h.keepFinalizer(orig, d, time.Minute)
 	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 
-	targets := h.deleteTargets(d)
+	targets := h.targetsOf(d)
 	if d.Status.CreateBatch != "" && len(targets.ids) == 0 {
 		// A multi-create whose answer never came: its droplet is known only by
 		// its name among the batch's.
 		found, err := findInBatch(ctx, client, d)
 		if err != nil {
-			return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
+			return h.keepFinalizer(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 		}
 		if found != nil {
 			targets.add(found.ID)
 		}
 	}
-	if err := h.send(ctx, client, targets); err != nil {
-		return h.wait(orig, d, h.failDO(d, v1alpha1.Deleting, err))
+	if err := h.deleteEach(ctx, client, targets); err != nil {
+		return h.keepFinalizer(orig, d, h.failDO(d, v1alpha1.Deleting, err))
 	}
-	h.forget(d)
+	h.forgetDroplet(d)
 	if d.DeletionTimestamp != nil {
 		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())
 	}
@@ -114,16 +114,17 @@ func refusedOnly(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
 	return d.Status.NotCreated && d.Status.DropletID == 0 && knownDropletID(vm) == 0
 }
 
-// forget drops what this process remembers of a Droplet that is going
-// (see memory for what it keeps).
-func (h *handler) forget(d *v1alpha1.Droplet) {
-	h.mem.forget(d)
+// forgetDroplet drops what this process remembers of a Droplet that is going
+// (see processNotes for what it keeps).
+func (h *handler) forgetDroplet(d *v1alpha1.Droplet) {
+	h.notes.discard(d)
 	h.backoff.Reset(objectKey(d))
-	h.prober.forget(objectKey(d))
+	h.prober.discard(objectKey(d))
 }
 
-// wait keeps the finalizer, records the status and looks again later.
-func (h *handler) wait(orig, d *v1alpha1.Droplet, after time.Duration) (*v1alpha1.Droplet, error) {
+// keepFinalizer keeps the finalizer (the remove handler is not done),
+// records the status and looks again after the given time.
+func (h *handler) keepFinalizer(orig, d *v1alpha1.Droplet, after time.Duration) (*v1alpha1.Droplet, error) {
 	d, err := h.finish(orig, d, nil, after)
 	if err != nil {
 		return d, err

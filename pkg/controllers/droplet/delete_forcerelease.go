@@ -19,10 +19,10 @@ func (h *handler) forceRelease(d *v1alpha1.Droplet) {
 	if d.Status.DropletID != 0 {
 		ids = append(ids, strconv.Itoa(d.Status.DropletID))
 	}
-	if id, ok := h.mem.createdID(d); ok && id != d.Status.DropletID {
+	if id, ok := h.notes.createdID(d); ok && id != d.Status.DropletID {
 		ids = append(ids, strconv.Itoa(id))
 	}
-	h.forget(d)
+	h.forgetDroplet(d)
 
 	what := "a droplet (no ID was recorded; a create may have been sent)"
 	if len(ids) > 0 {

@@ -100,11 +100,11 @@ func (r *reaper) reap(key string) time.Duration {
 	if err != nil || !reapable(vm, d) {
 		return 0
 	}
-	if h.mem.inBatch(d) || h.deletes.isPending(d) {
+	if h.notes.inBatch(d) || h.deletes.isPending(d) {
 		return 0
 	}
-	targets := h.deleteTargets(d)
-	if targets.settled(&h.mem) {
+	targets := h.targetsOf(d)
+	if targets.settled(&h.notes) {
 		return 0 // a VM update after the delete: nothing more to send or log
 	}
 	client, err := h.client(d)
@@ -118,7 +118,7 @@ func (r *reaper) reap(key string) time.Duration {
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	log := logrus.WithField("vm", vm.Name)
-	if err := h.send(ctx, client, targets); err != nil {
+	if err := h.deleteEach(ctx, client, targets); err != nil {
 		f := digitalocean.Classify(err)
 		log.WithField("reason", f.Reason).Info("early droplet delete failed; retrying: " + f.Message)
 		return f.RetryAfter

@@ -65,7 +65,7 @@ func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
 	if left := do.Droplets(deleteToken); len(left) != 0 {
 		t.Fatalf("droplets left after the reaper: %v", left)
 	}
-	if !h.deleteTargets(d).settled(&h.mem) {
+	if !h.targetsOf(d).settled(&h.notes) {
 		t.Fatal("the reaper did not record what it deleted, so the cleanup would send it again")
 	}
 	// Seen again (another update of the deleting VM): nothing more is sent.

@@ -12,8 +12,8 @@ import (
 // deleteTargets is what deleting a VM's droplets in DigitalOcean takes: the
 // droplet ids on record, and the Droplet itself while the outcome of a
 // single create is unknown (sent, its answer not in): what that create made
-// is then found by its name (byname.go). A droplet whose ID is known goes
-// by ID, alone or in a batch (deletebatch.go); the orphan sweep is the last
+// is then found by its name (create_find.go). A droplet whose ID is known
+// goes by ID, alone or in a batch (delete_batch.go); the orphan sweep is the last
 // line of defence for anything else of ours. A droplet a VM took from a
 // warm pool has the pool member's name, and its ID is always known
 // (spec.claimedDropletID): it goes by that ID alone.
@@ -22,12 +22,12 @@ type deleteTargets struct {
 	unanswered *v1alpha1.Droplet
 }
 
-// deleteTargets reads d's targets from what is on record, without asking
+// targetsOf reads d's targets from what is on record, without asking
 // DigitalOcean.
-func (h *handler) deleteTargets(d *v1alpha1.Droplet) deleteTargets {
+func (h *handler) targetsOf(d *v1alpha1.Droplet) deleteTargets {
 	var t deleteTargets
 	uid := vmUID(d)
-	createdID, createdHere := h.mem.createdID(d)
+	createdID, createdHere := h.notes.createdID(d)
 	answered := createdHere || (v1alpha1.Created.IsTrue(d) && d.Status.DropletID != 0)
 	if uid != "" && d.Status.CreateBatch == "" && !answered && !takenOver(d) {
 		t.unanswered = d
@@ -51,15 +51,15 @@ func (t *deleteTargets) add(id int) {
 
 // settled: DigitalOcean confirmed every target deleted already (the reaper,
 // a batch or another cleanup sent it), so nothing is left to send.
-func (t deleteTargets) settled(m *memory) bool {
+func (t deleteTargets) settled(m *processNotes) bool {
 	return t.unanswered == nil && len(t.ids) > 0 && !slices.ContainsFunc(t.ids, func(id int) bool { return !m.isGone(id) })
 }
 
-// send deletes every target DigitalOcean has not confirmed deleted yet, and
+// deleteEach deletes every target DigitalOcean has not confirmed deleted yet, and
 // remembers what it confirms. DigitalOcean's 204 means the droplet is being
 // destroyed (it is gone for GET at once, though lists show it a moment
 // longer), and a 404 that it is gone already: neither needs a second look.
-func (h *handler) send(ctx context.Context, client *godo.Client, t deleteTargets) error {
+func (h *handler) deleteEach(ctx context.Context, client *godo.Client, t deleteTargets) error {
 	if t.unanswered != nil {
 		found, err := h.findByName(ctx, client, t.unanswered)
 		if err != nil {
@@ -70,13 +70,13 @@ func (h *handler) send(ctx context.Context, client *godo.Client, t deleteTargets
 		}
 	}
 	for _, id := range t.ids {
-		if h.mem.isGone(id) {
+		if h.notes.isGone(id) {
 			continue
 		}
 		if _, err := client.Droplets.Delete(ctx, id); err != nil && !digitalocean.IsNotFound(err) {
 			return err
 		}
-		h.mem.noteGone(id)
+		h.notes.noteGone(id)
 	}
 	return nil
 }

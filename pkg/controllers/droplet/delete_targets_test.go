@@ -76,11 +76,11 @@ func TestDeleteTargetsOfAnUnansweredCreateAreFoundByName(t *testing.T) {
 	d := deletingDroplet("uid-1", 0, "", "Creating")
 	v1alpha1.Created.False(d)
 
-	targets := h.deleteTargets(d)
+	targets := h.targetsOf(d)
 	if targets.unanswered != d || len(targets.ids) != 0 || targets.batchable() {
 		t.Fatalf("targets = %+v, want a lookup by name and nothing by id", targets)
 	}
-	if err := h.send(context.Background(), client, targets); err != nil {
+	if err := h.deleteEach(context.Background(), client, targets); err != nil {
 		t.Fatal(err)
 	}
 	left := do.Droplets(deleteToken)
@@ -101,19 +101,19 @@ func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 	adopted := outOfBand(do, "adopted", digitalocean.BatchTag("b0"))
 	claimed := outOfBand(do, "claimed", digitalocean.VMTag("uid-4"))
 	all := map[string]deleteTargets{
-		"single-created": h.deleteTargets(deletingDroplet("uid-1", single, "", "Created")),
-		"multi-created":  h.deleteTargets(deletingDroplet("uid-2", multi, batch, "Created")),
-		"adopted":        h.deleteTargets(deletingDroplet("uid-3", adopted, "", "Adopted")),
-		"claimed":        h.deleteTargets(deletingDroplet("uid-4", claimed, "", v1alpha1.ReasonClaimedFromPool)),
+		"single-created": h.targetsOf(deletingDroplet("uid-1", single, "", "Created")),
+		"multi-created":  h.targetsOf(deletingDroplet("uid-2", multi, batch, "Created")),
+		"adopted":        h.targetsOf(deletingDroplet("uid-3", adopted, "", "Adopted")),
+		"claimed":        h.targetsOf(deletingDroplet("uid-4", claimed, "", v1alpha1.ReasonClaimedFromPool)),
 	}
 	for name, targets := range all {
 		if targets.unanswered != nil || len(targets.ids) != 1 || !targets.batchable() {
 			t.Errorf("%s: targets = %+v, want its ID alone, batchable", name, targets)
 		}
-		if err := h.send(context.Background(), client, targets); err != nil {
+		if err := h.deleteEach(context.Background(), client, targets); err != nil {
 			t.Fatal(err)
 		}
-		if !targets.settled(&h.mem) {
+		if !targets.settled(&h.notes) {
 			t.Errorf("%s: not settled once DigitalOcean confirmed its delete", name)
 		}
 	}
@@ -123,7 +123,7 @@ func TestDeleteTargetsOfKnownDropletsGoByIDWhateverMadeThem(t *testing.T) {
 	// Sent again (another cleanup of the same droplets): nothing goes.
 	do.ResetRequests()
 	for _, targets := range all {
-		if err := h.send(context.Background(), client, targets); err != nil {
+		if err := h.deleteEach(context.Background(), client, targets); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
 		if name == "status without ID" {
 			v1alpha1.Created.Unknown(d)
 		}
-		targets := h.deleteTargets(d)
+		targets := h.targetsOf(d)
 		if targets.unanswered != nil || len(targets.ids) != 1 || targets.ids[0] != 42 {
 			t.Errorf("%s: targets = %+v, want droplet 42 alone", name, targets)
 		}

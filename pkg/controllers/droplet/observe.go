@@ -42,7 +42,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if digitalocean.IsHeldBack(err) {
 		// Not a problem of the droplet's: this controller chose to wait for
 		// room in the token's budget. Nothing to record.
-		if h.fleet != nil {
+		if h.lists != nil {
 			// The Droplets waiting for a list share it: spreading them out
 			// (as the backoff's jitter does for GETs) only delays it.
 			return max(digitalocean.Classify(err).RetryAfter, maxAge), nil
@@ -84,8 +84,8 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 // list lacks is asked for by id, which tells gone from not listed yet.
 func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, maxAge time.Duration) (*godo.Droplet, error) {
 	id := d.Status.DropletID
-	if h.fleet != nil {
-		listed, err := h.fleet.get(client, id, maxAge, listableFrom(d), listTag(d), d.Status.BootTag)
+	if h.lists != nil {
+		listed, err := h.lists.get(client, id, maxAge, listableFrom(d), listTag(d), d.Status.BootTag)
 		if err != nil || listed != nil {
 			return listed, err
 		}
@@ -107,7 +107,7 @@ func listTag(d *v1alpha1.Droplet) string {
 // beforeBootable is how long d's droplet, booting since its create, has
 // before any list could show it active (see bootTimes).
 func (h *handler) beforeBootable(client *godo.Client, d *v1alpha1.Droplet) time.Duration {
-	if h.fleet == nil || d.Status.BootTag == "" || v1alpha1.Ready.IsTrue(d) {
+	if h.lists == nil || d.Status.BootTag == "" || v1alpha1.Ready.IsTrue(d) {
 		return 0
 	}
 	created, ok := createdAt(d)

@@ -102,7 +102,7 @@ func (b *bootTimes) recent(slots []bootSlot, now time.Time) []bootSlot {
 // lists a period apart (the installation's, a minute) would teach that a
 // droplet seen seconds after its create boots in seconds, and keep the
 // shortest boot there.
-func (b *bootTimes) noteLists(client *godo.Client, before, after *fleetList) {
+func (b *bootTimes) noteLists(client *godo.Client, before, after *dropletList) {
 	if b == nil {
 		return
 	}

@@ -3,7 +3,7 @@ package droplet
 import "github.com/digitalocean/godo"
 
 // listedDroplet is what the controller reads of a listed droplet
-// (observeFields, changedIDs, bootTimes.noteLists). A fleet keeps every
+// (observeFields, changedIDs, bootTimes.noteLists). A listCache keeps every
 // droplet of every token, and each boot bucket's list for minutes besides:
 // 20,000 droplets at once while a large installation builds up, each about
 // 250 bytes here against about 1 KiB as a godo.Droplet holding its state

@@ -11,7 +11,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 )
 
-// listedAll is a list answer's droplets as a fleet keeps them.
+// listedAll is a list answer's droplets as a listCache keeps them.
 func listedAll(droplets map[int]*godo.Droplet) map[int]*listedDroplet {
 	out := map[int]*listedDroplet{}
 	for id, d := range droplets {
@@ -21,7 +21,7 @@ func listedAll(droplets map[int]*godo.Droplet) map[int]*listedDroplet {
 	return out
 }
 
-// A fleet keeps droplets as listed keeps them from a list of summaries:
+// A listCache keeps droplets as listed keeps them from a list of summaries:
 // the status read from one must be the one read from the whole droplet.
 func TestListedKeepsWhatTheStatusIsReadFrom(t *testing.T) {
 	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})

@@ -33,13 +33,13 @@ func ParseResyncMode(s string) (ResyncMode, error) {
 	return "", fmt.Errorf("%q is neither %s nor %s", s, ResyncBatched, ResyncPerDroplet)
 }
 
-// fleet holds, per token, the last list of this installation's droplets,
+// listCache holds, per token, the last list of this installation's droplets,
 // and of each recent boot bucket (digitalocean.BootTag). Every Droplet
 // re-reads its droplet from one of those lists, and whichever needs a newer
 // list than there is takes it for all: with N droplets a period costs
 // ceil(N/200) requests instead of N, and a booting droplet's list holds
 // only the droplets created around the same time.
-type fleet struct {
+type listCache struct {
 	ctx   context.Context
 	tag   string
 	lists singleflight.Group
@@ -52,7 +52,7 @@ type fleet struct {
 	room func(*godo.Client, digitalocean.Priority) time.Duration
 
 	mu     sync.Mutex
-	byList map[listKey]*fleetList
+	byList map[listKey]*dropletList
 }
 
 // listKey names one list: a token's droplets with one tag.
@@ -61,14 +61,14 @@ type listKey struct {
 	tag    string
 }
 
-// fleetList is one list answer, by droplet id.
-type fleetList struct {
+// dropletList is one list answer, by droplet id.
+type dropletList struct {
 	taken    time.Time
 	droplets map[int]*listedDroplet
 }
 
 // droplet is id as the list shows it, nil if it lacks it.
-func (l *fleetList) droplet(id int) *godo.Droplet {
+func (l *dropletList) droplet(id int) *godo.Droplet {
 	if d := l.droplets[id]; d != nil {
 		return d.droplet()
 	}
@@ -79,9 +79,9 @@ func (l *fleetList) droplet(id int) *godo.Droplet {
 // buckets stop being read once their droplets are active.
 const unusedListLifetime = 10 * time.Minute
 
-func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *bootTimes,
-	room func(*godo.Client, digitalocean.Priority) time.Duration) *fleet {
-	return &fleet{ctx: ctx, tag: tag, changed: changed, boots: boots, room: room, byList: map[listKey]*fleetList{}}
+func newListCache(ctx context.Context, tag string, changed func(ids []int), boots *bootTimes,
+	room func(*godo.Client, digitalocean.Priority) time.Duration) *listCache {
+	return &listCache{ctx: ctx, tag: tag, changed: changed, boots: boots, room: room, byList: map[listKey]*dropletList{}}
 }
 
 // get returns droplet id as listed with tag (the installation's when "")
@@ -93,7 +93,7 @@ func newFleet(ctx context.Context, tag string, changed func(ids []int), boots *b
 // wait for a new one. When the token's budget holds a new list back, the
 // freshest there is serves. A nil droplet means the list lacks it: gone, or
 // too new to be listed yet; the caller asks for it by id.
-func (f *fleet) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time, tag string, newer ...string) (*godo.Droplet, error) {
+func (f *listCache) get(client *godo.Client, id int, maxAge time.Duration, notBefore time.Time, tag string, newer ...string) (*godo.Droplet, error) {
 	key := f.key(client, tag)
 	best := f.freshest(key, id, newer)
 	if best != nil && f.serves(key, best, maxAge) && !best.taken.Before(notBefore) {
@@ -122,7 +122,7 @@ const nearlyStale = 0.9
 // sent them all to the list after next, a whole period late for the users
 // waiting on those droplets. When the budget is tight (a flood's creates)
 // the extra list is not worth a create's room.
-func (f *fleet) serves(key listKey, list *fleetList, maxAge time.Duration) bool {
+func (f *listCache) serves(key listKey, list *dropletList, maxAge time.Duration) bool {
 	age := time.Since(list.taken)
 	switch {
 	case age >= maxAge:
@@ -135,7 +135,7 @@ func (f *fleet) serves(key listKey, list *fleetList, maxAge time.Duration) bool 
 
 // freshest is key's last list, or a newer one of the other tags that holds
 // droplet id.
-func (f *fleet) freshest(key listKey, id int, others []string) *fleetList {
+func (f *listCache) freshest(key listKey, id int, others []string) *dropletList {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	best := f.byList[key]
@@ -148,7 +148,7 @@ func (f *fleet) freshest(key listKey, id int, others []string) *fleetList {
 	return best
 }
 
-func (f *fleet) key(client *godo.Client, tag string) listKey {
+func (f *listCache) key(client *godo.Client, tag string) listKey {
 	if tag == "" {
 		tag = f.tag
 	}
@@ -156,7 +156,7 @@ func (f *fleet) key(client *godo.Client, tag string) listKey {
 }
 
 // relist takes one list, however many Droplets ask for it at once.
-func (f *fleet) relist(key listKey) (*fleetList, error) {
+func (f *listCache) relist(key listKey) (*dropletList, error) {
 	v, err, _ := f.lists.Do(fmt.Sprintf("%p/%s", key.client, key.tag), func() (any, error) {
 		// Not the caller's context: the answer serves every waiting Droplet.
 		ctx, cancel := digitalocean.CallContext(f.ctx, f.priority(key))
@@ -166,7 +166,7 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 		if err != nil {
 			return nil, err
 		}
-		list := &fleetList{taken: taken, droplets: make(map[int]*listedDroplet, len(found))}
+		list := &dropletList{taken: taken, droplets: make(map[int]*listedDroplet, len(found))}
 		kept := make([]listedDroplet, len(found))
 		for i := range found {
 			kept[i] = listed(&found[i])
@@ -189,7 +189,7 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.(*fleetList), nil
+	return v.(*dropletList), nil
 }
 
 // carryOver keeps in a list of more than one page, as the previous list
@@ -198,7 +198,7 @@ func (f *fleet) relist(key listKey) (*fleetList, error) {
 // its own GET, hundreds at once while an event's droplets are deleted. A
 // droplet is carried once: the next list that lacks it too reports it
 // gone, a period later than a single page would.
-func carryOver(previous, list *fleetList) {
+func carryOver(previous, list *dropletList) {
 	for id, old := range previous.droplets {
 		if _, listed := list.droplets[id]; !listed && !old.carried {
 			kept := *old
@@ -212,7 +212,7 @@ func carryOver(previous, list *fleetList) {
 // droplets' creates, and at a create's priority the lists keep pace with a
 // flood's multi-creates, which at resync priority left them a sliver of
 // the token's budget for a minute. Re-reading active droplets can wait.
-func (f *fleet) priority(key listKey) digitalocean.Priority {
+func (f *listCache) priority(key listKey) digitalocean.Priority {
 	if key.tag == f.tag {
 		return digitalocean.PriorityResync
 	}
@@ -221,7 +221,7 @@ func (f *fleet) priority(key listKey) digitalocean.Priority {
 
 // dropUnused forgets the boot lists nobody relisted for a while; the
 // installation's lists stay. f.mu is held.
-func (f *fleet) dropUnused(now time.Time) {
+func (f *listCache) dropUnused(now time.Time) {
 	for key, list := range f.byList {
 		if key.tag != f.tag && now.Sub(list.taken) > unusedListLifetime {
 			delete(f.byList, key)
@@ -231,7 +231,7 @@ func (f *fleet) dropUnused(now time.Time) {
 
 // changedIDs are the droplets whose state (as the status records it)
 // differs between two lists, or that left the list.
-func changedIDs(before, after *fleetList) []int {
+func changedIDs(before, after *dropletList) []int {
 	var out []int
 	for id, old := range before.droplets {
 		now, ok := after.droplets[id]

@@ -15,8 +15,8 @@ import (
 const fleetToken = "dop_v1_fleet-test"
 
 // newFleetWorld is a fake holding n droplets with the installation tag and
-// one without, and a fleet listing them.
-func newFleetWorld(t *testing.T, n int) (*fakedo.Server, *godo.Client, *fleet, []int, *[][]int) {
+// one without, and a listCache listing them.
+func newFleetWorld(t *testing.T, n int) (*fakedo.Server, *godo.Client, *listCache, []int, *[][]int) {
 	t.Helper()
 	do := fakedo.New(fakedo.Options{BootDelay: fakedo.NoDelay, RateLimits: fakedo.RateLimits{Disabled: true}})
 	if err := do.Start(); err != nil {
@@ -38,7 +38,7 @@ func newFleetWorld(t *testing.T, n int) (*fakedo.Server, *godo.Client, *fleet, [
 		t.Fatal(err)
 	}
 	var changes [][]int
-	f := newFleet(context.Background(), tag, func(ids []int) { changes = append(changes, ids) }, nil, nil)
+	f := newListCache(context.Background(), tag, func(ids []int) { changes = append(changes, ids) }, nil, nil)
 	return do, client, f, ids, &changes
 }
 
@@ -102,8 +102,8 @@ func TestFleetReportsChangedAndMissingDroplets(t *testing.T) {
 
 func TestChangedIDsSeesNewDroplets(t *testing.T) {
 	a := &godo.Droplet{ID: 1, Status: "new"}
-	before := &fleetList{droplets: listedAll(map[int]*godo.Droplet{1: a})}
-	after := &fleetList{droplets: listedAll(map[int]*godo.Droplet{1: {ID: 1, Status: "new"}, 2: {ID: 2, Status: "new"}})}
+	before := &dropletList{droplets: listedAll(map[int]*godo.Droplet{1: a})}
+	after := &dropletList{droplets: listedAll(map[int]*godo.Droplet{1: {ID: 1, Status: "new"}, 2: {ID: 2, Status: "new"}})}
 	if got := changedIDs(before, after); !slices.Equal(got, []int{2}) {
 		t.Errorf("changedIDs = %v, want [2]", got)
 	}

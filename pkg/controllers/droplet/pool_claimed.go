@@ -95,3 +95,11 @@ func (h *handler) claimedGone(d *v1alpha1.Droplet) {
 func isClaimed(d *v1alpha1.Droplet) bool {
 	return d.Spec.ClaimedDropletID != 0 && !d.IsPoolMember()
 }
+
+// poolName is the WarmPool d belongs to or was taken from.
+func poolName(d *v1alpha1.Droplet) string {
+	if d.Spec.Pool == nil {
+		return ""
+	}
+	return d.Spec.Pool.Name
+}

@@ -10,12 +10,13 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// memory is what the Droplet handler knows of its Droplets beyond their
-// objects, in this process only: what the cache and DigitalOcean's lists may
+// processNotes are what the Droplet handler knows of its Droplets beyond
+// their objects, in this process only (a restart loses them; each use
+// tolerates that): what the cache and DigitalOcean's lists may
 // not show yet. Its zero value is ready to use, and it is safe for the
 // handler's workers at once.
 //
-// forget clears a going Droplet's entries, except two:
+// discard clears a going Droplet's entries, except two:
 //   - a multi-create's claim, which its sender releases once the answer is
 //     in (the cleanup waits for that);
 //   - the droplets DigitalOcean confirmed deleted (gone), kept for
@@ -25,7 +26,7 @@ import (
 //
 // A new kind of entry gets its named operations here, and a line in forget
 // unless it must outlive the Droplet like the two above.
-type memory struct {
+type processNotes struct {
 	// created: droplet IDs of creates this process sent, by VM UID. The
 	// cache may still show a Droplet without its ID after the status write,
 	// and DigitalOcean's tag listing can lag behind a create: either alone
@@ -60,7 +61,7 @@ type refusal struct {
 }
 
 // createdID is the droplet this process created for d's VM.
-func (m *memory) createdID(d *v1alpha1.Droplet) (int, bool) {
+func (m *processNotes) createdID(d *v1alpha1.Droplet) (int, bool) {
 	id, ok := m.created.Load(vmUID(d))
 	if !ok {
 		return 0, false
@@ -70,7 +71,7 @@ func (m *memory) createdID(d *v1alpha1.Droplet) (int, bool) {
 
 // noteCreated remembers DigitalOcean's answer to d's create; d no longer
 // gathers mates, and an earlier refusal no longer holds it back.
-func (m *memory) noteCreated(d *v1alpha1.Droplet, id int) {
+func (m *processNotes) noteCreated(d *v1alpha1.Droplet, id int) {
 	m.created.Store(vmUID(d), id)
 	m.readySince.Delete(objectKey(d))
 	m.refused.Delete(objectKey(d))
@@ -78,33 +79,33 @@ func (m *memory) noteCreated(d *v1alpha1.Droplet, id int) {
 
 // claim marks d as sent by the multi-create batch; false if another one
 // has it already.
-func (m *memory) claim(d *v1alpha1.Droplet, batch string) bool {
+func (m *processNotes) claim(d *v1alpha1.Droplet, batch string) bool {
 	_, taken := m.claims.LoadOrStore(objectKey(d), batch)
 	return !taken
 }
 
 // release ends d's claim once its multi-create has answered.
-func (m *memory) release(d *v1alpha1.Droplet) { m.claims.Delete(objectKey(d)) }
+func (m *processNotes) release(d *v1alpha1.Droplet) { m.claims.Delete(objectKey(d)) }
 
 // inBatch: a multi-create of this process is sending d.
-func (m *memory) inBatch(d *v1alpha1.Droplet) bool {
+func (m *processNotes) inBatch(d *v1alpha1.Droplet) bool {
 	_, busy := m.claims.Load(objectKey(d))
 	return busy
 }
 
 // firstReady is when d was first ready to create, now on the first ask.
-func (m *memory) firstReady(d *v1alpha1.Droplet) time.Time {
+func (m *processNotes) firstReady(d *v1alpha1.Droplet) time.Time {
 	first, _ := m.readySince.LoadOrStore(objectKey(d), time.Now())
 	return first.(time.Time)
 }
 
 // noteRefused remembers that DigitalOcean refused d's create now.
-func (m *memory) noteRefused(d *v1alpha1.Droplet) {
+func (m *processNotes) noteRefused(d *v1alpha1.Droplet) {
 	m.refused.Store(objectKey(d), refusal{generation: d.Generation, at: time.Now()})
 }
 
 // refusedAt is when DigitalOcean refused a create of d's current spec.
-func (m *memory) refusedAt(d *v1alpha1.Droplet) (time.Time, bool) {
+func (m *processNotes) refusedAt(d *v1alpha1.Droplet) (time.Time, bool) {
 	v, ok := m.refused.Load(objectKey(d))
 	if !ok || v.(refusal).generation != d.Generation {
 		return time.Time{}, false
@@ -113,14 +114,14 @@ func (m *memory) refusedAt(d *v1alpha1.Droplet) (time.Time, bool) {
 }
 
 // noteRecorded remembers that d's droplet ID is written.
-func (m *memory) noteRecorded(d *v1alpha1.Droplet) {
+func (m *processNotes) noteRecorded(d *v1alpha1.Droplet) {
 	if d.Status.DropletID != 0 {
 		m.recorded.Store(d.UID, true)
 	}
 }
 
 // isRecorded: this process wrote d's droplet ID already.
-func (m *memory) isRecorded(d *v1alpha1.Droplet) bool {
+func (m *processNotes) isRecorded(d *v1alpha1.Droplet) bool {
 	_, ok := m.recorded.Load(d.UID)
 	return ok
 }
@@ -131,7 +132,7 @@ func (m *memory) isRecorded(d *v1alpha1.Droplet) bool {
 const goneMemory = time.Hour
 
 // noteGone remembers that DigitalOcean confirmed droplets ids deleted.
-func (m *memory) noteGone(ids ...int) {
+func (m *processNotes) noteGone(ids ...int) {
 	now := time.Now()
 	for _, id := range ids {
 		m.gone.Store(id, now)
@@ -150,26 +151,26 @@ func (m *memory) noteGone(ids ...int) {
 
 // isGone: DigitalOcean confirmed droplet id deleted; nothing may send its
 // delete again.
-func (m *memory) isGone(id int) bool {
+func (m *processNotes) isGone(id int) bool {
 	_, ok := m.gone.Load(id)
 	return ok
 }
 
 // heldEvents are the Events held for d's status write, a new buffer for
 // recorder if none are held yet.
-func (m *memory) heldEvents(d *v1alpha1.Droplet, recorder record.EventRecorder) *events.Buffer {
+func (m *processNotes) heldEvents(d *v1alpha1.Droplet, recorder record.EventRecorder) *events.Buffer {
 	v, _ := m.held.LoadOrStore(d.UID, events.NewBuffer(recorder))
 	return v.(*events.Buffer)
 }
 
 // holdsEvents: Events are held for d's status write.
-func (m *memory) holdsEvents(d *v1alpha1.Droplet) bool {
+func (m *processNotes) holdsEvents(d *v1alpha1.Droplet) bool {
 	_, ok := m.held.Load(d.UID)
 	return ok
 }
 
 // takeHeld removes and returns the Events held for d's status write.
-func (m *memory) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
+func (m *processNotes) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
 	v, ok := m.held.LoadAndDelete(d.UID)
 	if !ok {
 		return nil, false
@@ -177,9 +178,9 @@ func (m *memory) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
 	return v.(*events.Buffer), true
 }
 
-// forget clears what is remembered of d, which is going (see memory for
-// the two entries it keeps).
-func (m *memory) forget(d *v1alpha1.Droplet) {
+// discard clears what is remembered of d, which is going (see processNotes
+// for the two entries it keeps).
+func (m *processNotes) discard(d *v1alpha1.Droplet) {
 	m.created.Delete(vmUID(d))
 	m.recorded.Delete(d.UID)
 	m.held.Delete(d.UID)

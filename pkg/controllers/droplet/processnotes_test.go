@@ -11,7 +11,7 @@ import (
 )
 
 func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
-	var m memory
+	var m processNotes
 	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", UID: "droplet-uid", Generation: 1}}
 	d.Spec.Tags = []string{digitalocean.VMTag("vm-uid")}
 	d.Status.DropletID = 42
@@ -24,7 +24,7 @@ func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 	m.claim(d, "batch")
 	m.noteGone(42)
 
-	m.forget(d)
+	m.discard(d)
 	if _, ok := m.createdID(d); ok {
 		t.Error("the created droplet ID outlived forget")
 	}
@@ -51,7 +51,7 @@ func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 }
 
 func TestConfirmedDeletesAreDroppedAfterGoneMemory(t *testing.T) {
-	var m memory
+	var m processNotes
 	m.gone.Store(1, time.Now().Add(-goneMemory-time.Minute))
 	m.gone.Store(2, time.Now().Add(-goneMemory/2))
 	m.noteGone(3)
@@ -61,7 +61,7 @@ func TestConfirmedDeletesAreDroppedAfterGoneMemory(t *testing.T) {
 }
 
 func TestRefusalHoldsOnlyItsGeneration(t *testing.T) {
-	var m memory
+	var m processNotes
 	d := &v1alpha1.Droplet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", Generation: 1}}
 	m.noteRefused(d)
 	if _, ok := m.refusedAt(d); !ok {

@@ -58,7 +58,7 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 		return every
 	}
 	if r.OK {
-		h.prober.forget(key)
+		h.prober.discard(key)
 		h.progress(d, v1alpha1.Reachable, r.Reason, r.Message)
 		return 0
 	}

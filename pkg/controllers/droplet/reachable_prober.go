@@ -94,8 +94,8 @@ func (p *prober) inFlightFor(key string, d time.Duration) bool {
 	return s != nil && s.running && time.Since(s.started) < d
 }
 
-// forget drops key's attempts: it is reachable, or gone.
-func (p *prober) forget(key string) {
+// discard drops key's attempts: it is reachable, or gone.
+func (p *prober) discard(key string) {
 	p.mu.Lock()
 	delete(p.states, key)
 	p.mu.Unlock()

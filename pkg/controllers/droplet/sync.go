@@ -10,7 +10,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +19,8 @@ import (
 var everything = labels.Everything()
 
 // sync is a Droplet's pass: without a droplet ID it is created or adopted
-// (create.go, batch.go, claimed.go), with one it is re-read (observe.go).
-// Deletion is cleanup's (cleanup.go, delete.go, reaper.go).
+// (create*.go, pool_claimed.go), with one it is re-read (observe*.go).
+// Deletion is cleanup's (delete*.go).
 func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error) {
 	// A droplet without a name is the placeholder for a VM whose config is invalid.
 	if d == nil || d.DeletionTimestamp != nil || d.Spec.Name == "" {
@@ -48,7 +47,7 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	}
 	var requeue time.Duration
 	if d.Status.DropletID == 0 {
-		if h.mem.isRecorded(d) {
+		if h.notes.isRecorded(d) {
 			// This process wrote the droplet's ID already and the cache lags:
 			// the watch brings that copy, and looking the droplet up again
 			// now would cost a request and a conflicting write.
@@ -115,7 +114,7 @@ func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.D
 			return orig, uerr
 		}
 		d = updated
-		h.mem.noteRecorded(d)
+		h.notes.noteRecorded(d)
 	}
 	held.Flush()
 	if err != nil {
@@ -135,34 +134,6 @@ func (h *handler) client(d *v1alpha1.Droplet) (*godo.Client, error) {
 		return nil, err
 	}
 	return h.clients.For(token)
-}
-
-// failDO records a DigitalOcean error on cond and says when to look again.
-func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) time.Duration {
-	f := digitalocean.Classify(err)
-	return h.recordFailure(d, cond, f, f.Reason, f.Message)
-}
-
-// recordFailure records f on cond under reason and message (one condition
-// change, so one Event) and says when to look again.
-func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digitalocean.Failure, reason, message string) time.Duration {
-	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
-	if f.Permanent {
-		// Nothing changes until someone fixes what was refused: say what and where.
-		message = f.Explain(origin(d), func(key string) string { return settingValue(d, key) })
-	}
-	logFor(d).WithField("reason", reason).Warn(message)
-	h.transition(d, cond, false, reason, message)
-	return h.backoff.Delay(objectKey(d), f)
-}
-
-func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }
-
-// fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.
-func (h *handler) fail(d *v1alpha1.Droplet, cond condition.Cond, reason, message string) {
-	metrics.ReconcileErrors.WithLabelValues("Droplet", reason).Inc()
-	logFor(d).WithField("reason", reason).Warn(message)
-	h.transition(d, cond, false, reason, message)
 }
 
 // progress records a step on the way to a running VM: an Event on the
@@ -192,7 +163,7 @@ var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
 // its VM too when it is a problem: the VM's own Events tell its progress.
 // The Events wait for the status write that records the change (finish).
 func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
-	held := h.mem.heldEvents(d, h.recorder)
+	held := h.notes.heldEvents(d, h.recorder)
 	if ok {
 		events.Transition(held, d, cond, ok, reason, message, d)
 		return
@@ -203,7 +174,7 @@ func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, 
 // takeHeld takes the Events held for d's status write, to record once it
 // succeeded; a write that fails drops them.
 func (h *handler) takeHeld(d *v1alpha1.Droplet) *events.Buffer {
-	if held, ok := h.mem.takeHeld(d); ok {
+	if held, ok := h.notes.takeHeld(d); ok {
 		return held
 	}
 	return events.NewBuffer(h.recorder)
@@ -221,5 +192,7 @@ const firstLoginWait = time.Second
 // for the write: the next pass would record it again.
 func (h *handler) firstLoginUnderWay(orig, d *v1alpha1.Droplet) bool {
 	return !v1alpha1.Ready.IsTrue(orig) && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.GetStatus(d) == "" &&
-		h.prober != nil && h.prober.inFlightFor(objectKey(d), firstLoginWait) && !h.mem.holdsEvents(d)
+		h.prober != nil && h.prober.inFlightFor(objectKey(d), firstLoginWait) && !h.notes.holdsEvents(d)
 }
+
+func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }

@@ -98,7 +98,7 @@ func TestActiveWaitsForTheFirstLoginOnlyWhileItRuns(t *testing.T) {
 			h := &handler{prober: c.prober}
 			orig := booting()
 			if c.held {
-				h.mem.heldEvents(orig, nil)
+				h.notes.heldEvents(orig, nil)
 			}
 			if got := h.firstLoginUnderWay(orig, c.pass(orig)); got != c.skip {
 				t.Fatalf("write skipped: %v, want %v", got, c.skip)
