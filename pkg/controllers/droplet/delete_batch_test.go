@@ -83,7 +83,7 @@ func (w *batchWorld) vm(name string) int {
 // deleteVM marks the VM deleted and has the reaper see it.
 func (w *batchWorld) deleteVM(name string) {
 	w.vms[name].DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	if retry := w.r.reap("ns/" + name); retry != 0 {
+	if retry, err := w.r.reap("ns/" + name); retry != 0 || err != nil {
 		w.t.Fatalf("%s: the reaper asks to retry in %v although the batcher has it", name, retry)
 	}
 }

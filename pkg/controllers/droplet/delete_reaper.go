@@ -6,6 +6,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/keyqueue"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,16 +29,14 @@ const (
 // targets deleted and sends nothing again, or deletes what appeared since.
 type reaper struct {
 	h     *handler
-	queue workqueue.TypedDelayingInterface[string]
-	// failures counts each VM's failed attempts in a row.
-	failures workqueue.TypedRateLimiter[string]
-	synced   []cache.InformerSynced
+	queue *keyqueue.Queue
 }
 
 func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.SharedIndexInformer) {
-	r := &reaper{h: h, synced: []cache.InformerSynced{vms.HasSynced, droplets.HasSynced, secrets.HasSynced},
-		queue:    workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "droplet-reaper"}),
-		failures: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
+	r := &reaper{h: h}
+	r.queue = keyqueue.Start(ctx, keyqueue.Options{Name: "droplet-reaper", Workers: reaperWorkers, MaxRetries: reaperAttempts,
+		Backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)},
+		r.reap, vms.HasSynced, droplets.HasSynced, secrets.HasSynced)
 	_, _ = vms.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: beingDeleted,
 		Handler: cache.ResourceEventHandlerFuncs{
@@ -45,13 +44,6 @@ func startReaper(ctx context.Context, h *handler, vms, droplets, secrets cache.S
 			UpdateFunc: func(_, obj any) { r.enqueue(obj) },
 		},
 	})
-	go func() {
-		<-ctx.Done()
-		r.queue.ShutDown()
-	}()
-	for range reaperWorkers {
-		go r.run(ctx)
-	}
 }
 
 func beingDeleted(obj any) bool {
@@ -65,55 +57,37 @@ func (r *reaper) enqueue(obj any) {
 	}
 }
 
-func (r *reaper) run(ctx context.Context) {
-	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
-		return
-	}
-	for {
-		key, shutdown := r.queue.Get()
-		if shutdown {
-			return
-		}
-		if retry := r.reap(key); retry > 0 && r.failures.NumRequeues(key) < reaperAttempts {
-			r.failures.When(key) // counts the attempt; the delay is DigitalOcean's
-			r.queue.AddAfter(key, retry)
-		} else {
-			r.failures.Forget(key)
-		}
-		r.queue.Done(key)
-	}
-}
-
-// reap deletes the droplets of the deleted VM key and says when to try
-// again after a failure (0: done, or left to the Droplet's cleanup).
-func (r *reaper) reap(key string) time.Duration {
+// reap deletes the droplets of the deleted VM key. A failed delete is
+// retried after DigitalOcean's delay, a few times: the Droplet's cleanup
+// deletes in any case.
+func (r *reaper) reap(key string) (time.Duration, error) {
 	h := r.h
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return 0
+		return 0, nil
 	}
 	vm, err := h.vms.Get(namespace, name)
 	if err != nil || vm.DeletionTimestamp == nil || v1alpha1.ForceReleaseRequested(vm) {
-		return 0
+		return 0, nil
 	}
 	d, err := h.droplets.Cache().Get(namespace, name)
 	if err != nil || !reapable(vm, d) {
-		return 0
+		return 0, nil
 	}
 	if h.notes.inBatch(d) || h.deletes.isPending(d) {
-		return 0
+		return 0, nil
 	}
 	targets := h.targetsOf(d)
 	if targets.settled(&h.notes) {
-		return 0 // a VM update after the delete: nothing more to send or log
+		return 0, nil // a VM update after the delete: nothing more to send or log
 	}
 	client, err := h.client(d)
 	if err != nil {
-		return 0 // the cleanup records why
+		return 0, nil // the cleanup records why
 	}
 	if h.deletes != nil && targets.batchable() {
 		h.deletes.add(client, d, targets) // it records them as reaped once deleted
-		return 0
+		return 0, nil
 	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
@@ -121,10 +95,10 @@ func (r *reaper) reap(key string) time.Duration {
 	if err := h.deleteEach(ctx, client, targets); err != nil {
 		f := digitalocean.Classify(err)
 		log.WithField("reason", f.Reason).Info("early droplet delete failed; retrying: " + f.Message)
-		return f.RetryAfter
+		return f.RetryAfter, err
 	}
 	log.WithField("droplet", d.Status.DropletID).Info("VM deleted; droplet deleted in DigitalOcean")
-	return 0
+	return 0, nil
 }
 
 // reapable: d is vm's, was created (its answer is on record, so no create

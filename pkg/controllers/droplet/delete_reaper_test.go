@@ -55,11 +55,11 @@ func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
 	r := &reaper{h: h}
 
 	// A VM that is not being deleted keeps its droplet.
-	if retry := r.reap("ns/vm"); retry != 0 || len(do.Droplets(deleteToken)) != 1 {
+	if retry, err := r.reap("ns/vm"); retry != 0 || err != nil || len(do.Droplets(deleteToken)) != 1 {
 		t.Fatalf("live VM: retry %v, %d droplets; want its droplet kept", retry, len(do.Droplets(deleteToken)))
 	}
 	vm.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	if retry := r.reap("ns/vm"); retry != 0 {
+	if retry, err := r.reap("ns/vm"); retry != 0 || err != nil {
 		t.Fatalf("retry %v after a delete DigitalOcean accepted", retry)
 	}
 	if left := do.Droplets(deleteToken); len(left) != 0 {
@@ -70,7 +70,7 @@ func TestReaperDeletesADeletedVMsDropletOnce(t *testing.T) {
 	}
 	// Seen again (another update of the deleting VM): nothing more is sent.
 	before := do.RequestCounts()
-	r.reap("ns/vm")
+	_, _ = r.reap("ns/vm")
 	if after := do.RequestCounts(); !maps.Equal(after, before) {
 		t.Errorf("requests went from %v to %v on a second look", before, after)
 	}

@@ -32,7 +32,7 @@ var forceReleasePatch, _ = json.Marshal(map[string]interface{}{
 // keeps wrangler's remove handler from releasing the finalizer: the queue
 // releases it once cleanUp has seen the Droplet and Key gone.
 func (h *handler) cleanup(key string, vm *hfv1.VirtualMachine) (*hfv1.VirtualMachine, error) {
-	h.cleanups.add(key)
+	h.cleanups.Add(key)
 	return vm, generic.ErrSkip
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
-	"k8s.io/client-go/util/workqueue"
 )
 
 // unreadableVMs fails every read of its cache.
@@ -32,11 +31,11 @@ func (unreadableVMCache) Get(_, _ string) (*hfv1.VirtualMachine, error) {
 func TestCleanupRetryLogNamesTheVM(t *testing.T) {
 	hook := logtest.NewGlobal()
 	defer logrus.StandardLogger().ReplaceHooks(logrus.LevelHooks{})
-	q := &cleanupQueue{h: &handler{vms: unreadableVMs{}},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
-	defer q.queue.ShutDown()
+	h := &handler{vms: unreadableVMs{}}
 
-	q.process("ns/vm1")
+	if _, err := h.cleanUpLogged("ns/vm1"); err == nil {
+		t.Fatal("cleanup of an unreadable VM succeeded")
+	}
 
 	entry := hook.LastEntry()
 	if entry == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/keyqueue"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/rancher/wrangler/v3/pkg/apply"
@@ -65,7 +66,7 @@ type handler struct {
 	// handed to apply (time.Time; see awaitingCache).
 	applied sync.Map
 	// cleanups runs deleting VMs' cleanups off the VM queue.
-	cleanups *cleanupQueue
+	cleanups *keyqueue.Queue
 	// deletesSent holds, by VM UID, the UIDs of the deleting VM's Droplet
 	// and Key this handler deleted ([]types.UID).
 	deletesSent sync.Map
@@ -119,7 +120,7 @@ func (h *handler) onlyOurs(next generic.Handler) generic.Handler {
 		if vm.DeletionTimestamp != nil && !hasCleanupFinalizer(vm) && hasAlphaFinalizer(vm) {
 			// Deleted before this controller ever saw it, with the original
 			// provisioner's finalizer on: the cleanup covers what it made.
-			h.cleanups.add(key)
+			h.cleanups.Add(key)
 			return obj, nil
 		}
 		if !Eligible(vm) && !hasCleanupFinalizer(vm) {
