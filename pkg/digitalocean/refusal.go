@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // refusedSettings names the setting a refusal concerns by the words of
@@ -45,6 +47,28 @@ type Origin struct {
 	Environment, Template string
 	// TokenSecret is the Secret the token was read from.
 	TokenSecret string
+}
+
+// OriginOf is where a Droplet's or Key's settings came from, as the VM
+// controller noted on it (v1alpha1.EnvironmentAnnotation and
+// TemplateAnnotation; a shared Key names its Environment by label), and its
+// token Secret.
+func OriginOf(obj metav1.Object, tokenSecret string) Origin {
+	env := obj.GetAnnotations()[v1alpha1.EnvironmentAnnotation]
+	if env == "" {
+		env = obj.GetLabels()["hobbyfarm.io/environment"]
+	}
+	return Origin{Environment: env, Template: obj.GetAnnotations()[v1alpha1.TemplateAnnotation], TokenSecret: tokenSecret}
+}
+
+// Describe is what to record of f: for a refusal, which nothing changes
+// until someone fixes it, what was refused, where it came from and how to
+// fix it (Explain); else DigitalOcean's message.
+func (f Failure) Describe(o Origin, value func(key string) string) string {
+	if !f.Permanent {
+		return f.Message
+	}
+	return f.Explain(o, value)
 }
 
 // Explain says what DigitalOcean refused, where it came from and how to fix

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,16 @@ func (e *TokenError) Error() string { return e.msg }
 // ReadToken reads the API token a SecretKeyRef points at, from the cache.
 func ReadToken(secrets corecontrollers.SecretCache, namespace string, ref v1alpha1.SecretKeyRef) (string, error) {
 	return ReadTokenWith(secrets.Get, namespace, ref)
+}
+
+// ForSecret returns the client for the token the Secret ref names in
+// namespace.
+func (c *Clients) ForSecret(secrets corecontrollers.SecretCache, namespace string, ref v1alpha1.SecretKeyRef) (*godo.Client, error) {
+	token, err := ReadToken(secrets, namespace, ref)
+	if err != nil {
+		return nil, err
+	}
+	return c.For(token)
 }
 
 // ReadTokenWith reads the API token a SecretKeyRef points at with get, a

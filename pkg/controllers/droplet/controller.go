@@ -13,6 +13,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -63,6 +64,8 @@ type handler struct {
 	vms      hfcontrollers.VirtualMachineCache
 	vmClient hfcontrollers.VirtualMachineClient
 	recorder record.EventRecorder
+	// held holds each pass's Events until its status write (finish).
+	held *events.Held
 	// mem is what this process remembers of the Droplets between passes.
 	notes processNotes
 	// backoff spaces out each Droplet's retries after transient failures.
@@ -83,7 +86,7 @@ type handler struct {
 func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	clients, droplets, keys, secrets, vms := c.DigitalOcean, c.Droplets, c.Keys, c.Secrets, c.VMs
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
-		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder,
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder, held: events.NewHeld(c.Recorder),
 		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
 	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {

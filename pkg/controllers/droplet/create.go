@@ -17,6 +17,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"k8s.io/client-go/tools/cache"
 )
 
 // createPriority puts a warm pool's refill behind creates a user waits for.
@@ -76,7 +77,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		// Backoff counts failed calls in a row, not failed passes: a pass makes
 		// several calls, and under a steady error rate whole passes fail so often
 		// that the delay would grow to its cap although DigitalOcean answers.
-		h.backoff.Reset(objectKey(d))
+		h.backoff.Reset(cache.MetaObjectToName(d).String())
 		if existing != nil {
 			log.WithField("droplet", existing.ID).Info("adopting existing droplet")
 			h.observe(d, existing)
@@ -174,7 +175,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 // markCreated records DigitalOcean's answer to a create.
 func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
 	h.notes.noteCreated(d, created.ID)
-	h.backoff.Reset(objectKey(d))
+	h.backoff.Reset(cache.MetaObjectToName(d).String())
 	logFor(d).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
 	h.progress(d, v1alpha1.Created, "Created", message)

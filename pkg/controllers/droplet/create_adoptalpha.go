@@ -9,6 +9,7 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"k8s.io/client-go/tools/cache"
 )
 
 // ReasonTakenOver is the Created reason of a Droplet whose droplet the
@@ -38,7 +39,7 @@ func (h *handler) adoptAlpha(ctx context.Context, client *godo.Client, d *v1alph
 	if err != nil {
 		return h.failDO(d, v1alpha1.Created, err), nil
 	}
-	h.backoff.Reset(objectKey(d))
+	h.backoff.Reset(cache.MetaObjectToName(d).String())
 	h.observe(d, found)
 	logFor(d).WithField("droplet", id).Info("took over the original provisioner's droplet")
 	h.progress(d, v1alpha1.Created, ReasonTakenOver, fmt.Sprintf("droplet %d, made by the original provisioner, taken over", id))

@@ -230,7 +230,7 @@ func (h *handler) eachConcurrently(n int, f func(i int)) {
 // and batch tag are on record, and its next pass adopts by the tag.
 func (h *handler) writeMate(m *v1alpha1.Droplet) {
 	statecolumn.StampDroplet(m)
-	held := h.takeHeld(m)
+	held := h.held.Take(m)
 	written, err := h.droplets.UpdateStatus(m)
 	if err != nil {
 		logFor(m).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")

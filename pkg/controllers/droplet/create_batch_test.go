@@ -9,6 +9,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +36,7 @@ func TestGatheringWaitsOnceFromFirstReady(t *testing.T) {
 		t.Fatalf("first look waits %v, want (0, %v]", wait, batchGather)
 	}
 	// Counted from the first look, not restarted by later ones.
-	h.notes.readySince.Store(objectKey(d), time.Now().Add(-batchGather))
+	h.notes.readySince.Store(cache.MetaObjectToName(d).String(), time.Now().Add(-batchGather))
 	if wait := h.gathering(nil, d); wait > 0 {
 		t.Errorf("after %v ready it still waits %v", batchGather, wait)
 	}
@@ -69,8 +70,9 @@ func TestBatchGoesWithoutALeaderWhoseIntentConflicts(t *testing.T) {
 		return d
 	}
 	droplets := &intentConflicts{failing: "leader"}
+	recorder := record.NewFakeRecorder(100)
 	h := &handler{ctx: context.Background(), vms: noVMs{}, droplets: droplets,
-		recorder: record.NewFakeRecorder(100), backoff: digitalocean.NewBackoff()}
+		recorder: recorder, held: events.NewHeld(recorder), backoff: digitalocean.NewBackoff()}
 	leader := fresh("leader")
 
 	_, err := h.createBatch(context.Background(), client, leader, []*v1alpha1.Droplet{fresh("mate-1"), fresh("mate-2")}, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 const (
@@ -386,7 +387,7 @@ func (h *handler) whyNotBatched(e *deleteEntry, holders map[int][]*v1alpha1.Drop
 	for _, id := range e.targets.ids {
 		for _, other := range holders[id] {
 			if other.UID != e.d.UID && vmUID(other) != uid {
-				return fmt.Sprintf("droplet %d is held by Droplet %s, which is not being deleted", id, objectKey(other))
+				return fmt.Sprintf("droplet %d is held by Droplet %s, which is not being deleted", id, cache.MetaObjectToName(other).String())
 			}
 		}
 	}

@@ -207,7 +207,7 @@ func TestDeleteBatchNeverTagsALivingVMsDroplet(t *testing.T) {
 	w.deleteVM("gone")
 	w.deleteVM("handed-over")
 	// A stale hand-off: the living VM's entry reaches the batcher all the same.
-	client, err := w.h.client(w.droplets["living"])
+	client, err := w.h.clients.ForSecret(w.h.secrets, w.droplets["living"].Namespace, w.droplets["living"].Spec.TokenSecretRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestDeleteBatchNeverTagsALivingVMsDroplet(t *testing.T) {
 func TestDeleteBatchFallsBackOneByOneWhenADropletIsGone(t *testing.T) {
 	w := newBatchWorld(t)
 	ids := []int{w.vm("a"), w.vm("b"), w.vm("c")}
-	client, err := w.h.client(w.droplets["b"])
+	client, err := w.h.clients.ForSecret(w.h.secrets, w.droplets["b"].Namespace, w.droplets["b"].Spec.TokenSecretRef)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,11 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/generic"
+	"k8s.io/client-go/tools/cache"
 )
 
 // cleanup deletes the droplet in DigitalOcean and lets the Droplet go once
@@ -76,10 +78,10 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 
 	orig := d
 	d = d.DeepCopy()
-	client, err := h.client(d)
+	client, err := h.clients.ForSecret(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
 	if err != nil {
 		h.fail(d, v1alpha1.Deleting, "TokenUnavailable", "cannot delete the droplet: "+err.Error())
-		return h.keepFinalizer(orig, d, time.Minute)
+		return finalizer.Keep(h.finish(orig, d, time.Minute))
 	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
 	defer cancel()
@@ -90,14 +92,14 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		// its name among the batch's.
 		found, err := findInBatch(ctx, client, d)
 		if err != nil {
-			return h.keepFinalizer(orig, d, h.failDO(d, v1alpha1.Deleting, err))
+			return finalizer.Keep(h.finish(orig, d, h.failDO(d, v1alpha1.Deleting, err)))
 		}
 		if found != nil {
 			targets.add(found.ID)
 		}
 	}
 	if err := h.deleteEach(ctx, client, targets); err != nil {
-		return h.keepFinalizer(orig, d, h.failDO(d, v1alpha1.Deleting, err))
+		return finalizer.Keep(h.finish(orig, d, h.failDO(d, v1alpha1.Deleting, err)))
 	}
 	h.forgetDroplet(d)
 	if d.DeletionTimestamp != nil {
@@ -118,16 +120,7 @@ func refusedOnly(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
 // (see processNotes for what it keeps).
 func (h *handler) forgetDroplet(d *v1alpha1.Droplet) {
 	h.notes.discard(d)
-	h.backoff.Reset(objectKey(d))
-	h.prober.discard(objectKey(d))
-}
-
-// keepFinalizer keeps the finalizer (the remove handler is not done),
-// records the status and looks again after the given time.
-func (h *handler) keepFinalizer(orig, d *v1alpha1.Droplet, after time.Duration) (*v1alpha1.Droplet, error) {
-	d, err := h.finish(orig, d, nil, after)
-	if err != nil {
-		return d, err
-	}
-	return d, generic.ErrSkip
+	h.held.Drop(d)
+	h.backoff.Reset(cache.MetaObjectToName(d).String())
+	h.prober.discard(cache.MetaObjectToName(d).String())
 }

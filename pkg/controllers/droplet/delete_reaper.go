@@ -81,7 +81,7 @@ func (r *reaper) reap(key string) (time.Duration, error) {
 	if targets.settled(&h.notes) {
 		return 0, nil // a VM update after the delete: nothing more to send or log
 	}
-	client, err := h.client(d)
+	client, err := h.clients.ForSecret(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
 	if err != nil {
 		return 0, nil // the cleanup records why
 	}

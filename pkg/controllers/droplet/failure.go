@@ -9,16 +9,8 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/condition"
+	"k8s.io/client-go/tools/cache"
 )
-
-// origin is where d's settings came from, as the VM controller noted.
-func origin(d *v1alpha1.Droplet) digitalocean.Origin {
-	return digitalocean.Origin{
-		Environment: d.Annotations[v1alpha1.EnvironmentAnnotation],
-		Template:    d.Annotations[v1alpha1.TemplateAnnotation],
-		TokenSecret: d.Spec.TokenSecretRef.Name,
-	}
-}
 
 // settingValue is the value of config key as d sent it.
 func settingValue(d *v1alpha1.Droplet, key string) string {
@@ -51,12 +43,11 @@ func (h *handler) failDO(d *v1alpha1.Droplet, cond condition.Cond, err error) ti
 func (h *handler) recordFailure(d *v1alpha1.Droplet, cond condition.Cond, f digitalocean.Failure, reason, message string) time.Duration {
 	metrics.ReconcileErrors.WithLabelValues("Droplet", f.Reason).Inc()
 	if f.Permanent {
-		// Nothing changes until someone fixes what was refused: say what and where.
-		message = f.Explain(origin(d), func(key string) string { return settingValue(d, key) })
+		message = f.Describe(digitalocean.OriginOf(d, d.Spec.TokenSecretRef.Name), func(key string) string { return settingValue(d, key) })
 	}
 	logFor(d).WithField("reason", reason).Warn(message)
 	h.transition(d, cond, false, reason, message)
-	return h.backoff.Delay(objectKey(d), f)
+	return h.backoff.Delay(cache.MetaObjectToName(d).String(), f)
 }
 
 // fail records a non-DigitalOcean problem; the watch on its cause re-enqueues.

@@ -13,6 +13,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // lastSyncedRefresh bounds how stale status.lastSynced may get while nothing changes,
@@ -47,7 +48,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 			// (as the backoff's jitter does for GETs) only delays it.
 			return max(digitalocean.Classify(err).RetryAfter, maxAge), nil
 		}
-		return h.backoff.Delay(objectKey(d), digitalocean.Classify(err)), nil
+		return h.backoff.Delay(cache.MetaObjectToName(d).String(), digitalocean.Classify(err)), nil
 	}
 	if digitalocean.IsNotFound(err) && isClaimed(d) {
 		// Taken over on the member's last observation: the first read that
@@ -64,7 +65,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if err != nil {
 		return h.failDO(d, v1alpha1.Ready, err), nil
 	}
-	h.backoff.Reset(objectKey(d))
+	h.backoff.Reset(cache.MetaObjectToName(d).String())
 	h.observe(d, current)
 	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
 		now := metav1.Now()

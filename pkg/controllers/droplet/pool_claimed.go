@@ -10,6 +10,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 )
 
 // adoptClaimed takes over the pool droplet d's VM claimed: it never creates
@@ -37,7 +38,7 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 		if err != nil {
 			return h.failDO(d, v1alpha1.Created, err), nil
 		}
-		h.backoff.Reset(objectKey(d))
+		h.backoff.Reset(cache.MetaObjectToName(d).String())
 		d.Status.DropletID = found.ID
 		h.observeFields(d, found)
 	}

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/cache"
 )
 
 // processNotes are what the Droplet handler knows of its Droplets beyond
@@ -49,9 +48,6 @@ type processNotes struct {
 	gone sync.Map
 	// gonePruned is when gone last dropped its old entries (time.Time).
 	gonePruned atomic.Value
-	// held: the Events of the pass under way, by Droplet UID, until its
-	// status write succeeds.
-	held sync.Map
 }
 
 // refusal is when DigitalOcean refused a create of which spec generation.
@@ -73,40 +69,42 @@ func (m *processNotes) createdID(d *v1alpha1.Droplet) (int, bool) {
 // gathers mates, and an earlier refusal no longer holds it back.
 func (m *processNotes) noteCreated(d *v1alpha1.Droplet, id int) {
 	m.created.Store(vmUID(d), id)
-	m.readySince.Delete(objectKey(d))
-	m.refused.Delete(objectKey(d))
+	m.readySince.Delete(cache.MetaObjectToName(d).String())
+	m.refused.Delete(cache.MetaObjectToName(d).String())
 }
 
 // claim marks d as sent by the multi-create batch; false if another one
 // has it already.
 func (m *processNotes) claim(d *v1alpha1.Droplet, batch string) bool {
-	_, taken := m.claims.LoadOrStore(objectKey(d), batch)
+	_, taken := m.claims.LoadOrStore(cache.MetaObjectToName(d).String(), batch)
 	return !taken
 }
 
 // release ends d's claim once its multi-create has answered.
-func (m *processNotes) release(d *v1alpha1.Droplet) { m.claims.Delete(objectKey(d)) }
+func (m *processNotes) release(d *v1alpha1.Droplet) {
+	m.claims.Delete(cache.MetaObjectToName(d).String())
+}
 
 // inBatch: a multi-create of this process is sending d.
 func (m *processNotes) inBatch(d *v1alpha1.Droplet) bool {
-	_, busy := m.claims.Load(objectKey(d))
+	_, busy := m.claims.Load(cache.MetaObjectToName(d).String())
 	return busy
 }
 
 // firstReady is when d was first ready to create, now on the first ask.
 func (m *processNotes) firstReady(d *v1alpha1.Droplet) time.Time {
-	first, _ := m.readySince.LoadOrStore(objectKey(d), time.Now())
+	first, _ := m.readySince.LoadOrStore(cache.MetaObjectToName(d).String(), time.Now())
 	return first.(time.Time)
 }
 
 // noteRefused remembers that DigitalOcean refused d's create now.
 func (m *processNotes) noteRefused(d *v1alpha1.Droplet) {
-	m.refused.Store(objectKey(d), refusal{generation: d.Generation, at: time.Now()})
+	m.refused.Store(cache.MetaObjectToName(d).String(), refusal{generation: d.Generation, at: time.Now()})
 }
 
 // refusedAt is when DigitalOcean refused a create of d's current spec.
 func (m *processNotes) refusedAt(d *v1alpha1.Droplet) (time.Time, bool) {
-	v, ok := m.refused.Load(objectKey(d))
+	v, ok := m.refused.Load(cache.MetaObjectToName(d).String())
 	if !ok || v.(refusal).generation != d.Generation {
 		return time.Time{}, false
 	}
@@ -156,34 +154,11 @@ func (m *processNotes) isGone(id int) bool {
 	return ok
 }
 
-// heldEvents are the Events held for d's status write, a new buffer for
-// recorder if none are held yet.
-func (m *processNotes) heldEvents(d *v1alpha1.Droplet, recorder record.EventRecorder) *events.Buffer {
-	v, _ := m.held.LoadOrStore(d.UID, events.NewBuffer(recorder))
-	return v.(*events.Buffer)
-}
-
-// holdsEvents: Events are held for d's status write.
-func (m *processNotes) holdsEvents(d *v1alpha1.Droplet) bool {
-	_, ok := m.held.Load(d.UID)
-	return ok
-}
-
-// takeHeld removes and returns the Events held for d's status write.
-func (m *processNotes) takeHeld(d *v1alpha1.Droplet) (*events.Buffer, bool) {
-	v, ok := m.held.LoadAndDelete(d.UID)
-	if !ok {
-		return nil, false
-	}
-	return v.(*events.Buffer), true
-}
-
 // discard clears what is remembered of d, which is going (see processNotes
 // for the two entries it keeps).
 func (m *processNotes) discard(d *v1alpha1.Droplet) {
 	m.created.Delete(vmUID(d))
 	m.recorded.Delete(d.UID)
-	m.held.Delete(d.UID)
-	m.refused.Delete(objectKey(d))
-	m.readySince.Delete(objectKey(d))
+	m.refused.Delete(cache.MetaObjectToName(d).String())
+	m.readySince.Delete(cache.MetaObjectToName(d).String())
 }

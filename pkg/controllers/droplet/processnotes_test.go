@@ -7,7 +7,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
@@ -20,7 +20,6 @@ func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 	m.firstReady(d)
 	m.noteRefused(d)
 	m.noteRecorded(d)
-	m.heldEvents(d, record.NewFakeRecorder(1))
 	m.claim(d, "batch")
 	m.noteGone(42)
 
@@ -28,7 +27,7 @@ func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 	if _, ok := m.createdID(d); ok {
 		t.Error("the created droplet ID outlived forget")
 	}
-	if _, ok := m.readySince.Load(objectKey(d)); ok {
+	if _, ok := m.readySince.Load(cache.MetaObjectToName(d).String()); ok {
 		t.Error("the first-ready time outlived forget")
 	}
 	if _, ok := m.refusedAt(d); ok {
@@ -36,9 +35,6 @@ func TestForgetClearsAllButTheClaimAndConfirmedDeletes(t *testing.T) {
 	}
 	if m.isRecorded(d) {
 		t.Error("the recorded mark outlived forget")
-	}
-	if _, ok := m.takeHeld(d); ok {
-		t.Error("the held Events outlived forget")
 	}
 	// Its sender releases the claim once the multi-create answered.
 	if !m.inBatch(d) {

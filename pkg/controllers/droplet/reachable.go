@@ -13,6 +13,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshprobe"
 	"golang.org/x/crypto/ssh"
+	"k8s.io/client-go/tools/cache"
 )
 
 // reasonNoTarget, of Reachable: what to log in with or where is missing.
@@ -41,7 +42,7 @@ func (h *handler) checkReachable(d *v1alpha1.Droplet) time.Duration {
 		events.SetCondition(d, v1alpha1.Reachable, true, "AlreadyRunning", "the VM was running before the reachability check was made")
 		return 0
 	}
-	key := objectKey(d)
+	key := cache.MetaObjectToName(d).String()
 	// An adopted droplet was created long before its first check.
 	late := h.pastReadyTimeout(d) && d.Spec.AdoptedDropletID == 0
 	every := probeEvery

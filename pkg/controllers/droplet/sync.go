@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 )
 
 var everything = labels.Everything()
@@ -33,17 +33,17 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 	}
 	orig := d
 	d = d.DeepCopy()
-	client, err := h.client(d)
+	client, err := h.clients.ForSecret(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
 	if err != nil && d.Status.DropletID != 0 {
 		// The droplet runs without the token; only its re-reads need it. Its
 		// VM is not warned: its Environment is, and a deletion says so when
 		// it needs the token.
 		logFor(d).WithError(err).Debug("cannot re-read the droplet without its token")
-		return h.finish(orig, d, nil, h.opts.ActiveResync)
+		return h.finish(orig, d, h.opts.ActiveResync)
 	}
 	if err != nil {
 		h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error())
-		return h.finish(orig, d, nil)
+		return h.finish(orig, d, 0)
 	}
 	var requeue time.Duration
 	if d.Status.DropletID == 0 {
@@ -73,7 +73,13 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		requeue, err = h.refresh(ctx, client, d)
 	}
 	if err != nil {
-		return h.finish(orig, d, err)
+		// The error re-queues the Droplet, after the status write records
+		// what the pass found.
+		written, werr := h.finish(orig, d, 0)
+		if werr != nil {
+			return written, werr
+		}
+		return written, err
 	}
 	if firstLookChangedNothing(orig, d, requeue) || h.firstLoginUnderWay(orig, d) {
 		// A write in a moment records this pass's findings too (see each):
@@ -82,7 +88,7 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, requeue)
 		return orig, nil
 	}
-	return h.finish(orig, d, nil, requeue)
+	return h.finish(orig, d, requeue)
 }
 
 // firstLookWriteWait is the longest wait for a create before which a new
@@ -99,41 +105,29 @@ func firstLookChangedNothing(orig, d *v1alpha1.Droplet, requeue time.Duration) b
 		equality.Semantic.DeepEqual(orig.Status, d.Status)
 }
 
-// finish writes a changed status, schedules the next look and passes on err.
-func (h *handler) finish(orig, d *v1alpha1.Droplet, err error, requeue ...time.Duration) (*v1alpha1.Droplet, error) {
+// finish writes a changed status, then records the pass's Events and
+// schedules the next look (requeue; 0: none).
+func (h *handler) finish(orig, d *v1alpha1.Droplet, requeue time.Duration) (*v1alpha1.Droplet, error) {
 	statecolumn.StampDroplet(d)
-	held := h.takeHeld(d)
+	held := h.held.Take(d)
 	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
 		events.MarkConfigValid(d)
 		now := metav1.Now()
 		d.Status.LastSynced = &now
-		updated, uerr := h.droplets.UpdateStatus(d)
-		if uerr != nil {
+		updated, err := h.droplets.UpdateStatus(d)
+		if err != nil {
 			// A conflict is re-queued by the watch; a create is found again by
 			// its tag. The next pass records the same transitions, Events and all.
-			return orig, uerr
+			return orig, err
 		}
 		d = updated
 		h.notes.noteRecorded(d)
 	}
 	held.Flush()
-	if err != nil {
-		return d, err
-	}
-	for _, after := range requeue {
-		if after > 0 {
-			h.droplets.EnqueueAfter(d.Namespace, d.Name, after)
-		}
+	if requeue > 0 {
+		h.droplets.EnqueueAfter(d.Namespace, d.Name, requeue)
 	}
 	return d, nil
-}
-
-func (h *handler) client(d *v1alpha1.Droplet) (*godo.Client, error) {
-	token, err := digitalocean.ReadToken(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
-	if err != nil {
-		return nil, err
-	}
-	return h.clients.For(token)
 }
 
 // progress records a step on the way to a running VM: an Event on the
@@ -163,21 +157,11 @@ var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
 // its VM too when it is a problem: the VM's own Events tell its progress.
 // The Events wait for the status write that records the change (finish).
 func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
-	held := h.notes.heldEvents(d, h.recorder)
 	if ok {
-		events.Transition(held, d, cond, ok, reason, message, d)
+		h.held.Transition(d, cond, ok, reason, message)
 		return
 	}
-	events.Transition(held, d, cond, ok, reason, message, d, h.vmOf(d))
-}
-
-// takeHeld takes the Events held for d's status write, to record once it
-// succeeded; a write that fails drops them.
-func (h *handler) takeHeld(d *v1alpha1.Droplet) *events.Buffer {
-	if held, ok := h.notes.takeHeld(d); ok {
-		return held
-	}
-	return events.NewBuffer(h.recorder)
+	h.held.Transition(d, cond, ok, reason, message, h.vmOf(d))
 }
 
 // firstLoginWait bounds how long the write of a droplet's activity waits for
@@ -192,7 +176,5 @@ const firstLoginWait = time.Second
 // for the write: the next pass would record it again.
 func (h *handler) firstLoginUnderWay(orig, d *v1alpha1.Droplet) bool {
 	return !v1alpha1.Ready.IsTrue(orig) && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.GetStatus(d) == "" &&
-		h.prober != nil && h.prober.inFlightFor(objectKey(d), firstLoginWait) && !h.notes.holdsEvents(d)
+		h.prober != nil && h.prober.inFlightFor(cache.MetaObjectToName(d).String(), firstLoginWait) && !h.held.Holds(d)
 }
-
-func objectKey(d *v1alpha1.Droplet) string { return d.Namespace + "/" + d.Name }

@@ -95,10 +95,10 @@ func TestActiveWaitsForTheFirstLoginOnlyWhileItRuns(t *testing.T) {
 		{"still booting", inFlight, func(orig *v1alpha1.Droplet) *v1alpha1.Droplet { return orig.DeepCopy() }, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := &handler{prober: c.prober}
+			h := &handler{prober: c.prober, held: events.NewHeld(nil)}
 			orig := booting()
 			if c.held {
-				h.notes.heldEvents(orig, nil)
+				h.held.For(orig)
 			}
 			if got := h.firstLoginUnderWay(orig, c.pass(orig)); got != c.skip {
 				t.Fatalf("write skipped: %v, want %v", got, c.skip)

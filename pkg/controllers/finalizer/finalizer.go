@@ -42,6 +42,15 @@ const (
 // of all): what an uninstall releases once nothing is left to clean up.
 func Ours(f string) bool { return strings.HasPrefix(f, Of(HandlerPrefix)) }
 
+// Keep ends a remove handler's pass without releasing its finalizer: what
+// the pass returned, with wrangler's ErrSkip unless it failed.
+func Keep[T any](obj T, err error) (T, error) {
+	if err != nil {
+		return obj, err
+	}
+	return obj, generic.ErrSkip
+}
+
 // Registrar is what RegisterCleanup needs of a generated controller.
 type Registrar interface {
 	AddGenericHandler(ctx context.Context, name string, handler generic.Handler)

@@ -25,12 +25,12 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
-	"github.com/rancher/wrangler/v3/pkg/generic"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -51,9 +51,8 @@ type handler struct {
 	// sent holds the UIDs of Keys this process sent a create for: a status
 	// write lost after it leaves the Key looking never synced.
 	sent sync.Map
-	// held holds, by Key UID, the Events of the pass under way until its
-	// status write succeeds (*events.Buffer).
-	held sync.Map
+	// held holds each pass's Events until its status write (finish).
+	held *events.Held
 	// pause and pauseDelay order a deleted VM's key delete after the
 	// droplets' (see afterdroplets.go).
 	pause      *deletepause.Pause
@@ -72,7 +71,7 @@ type Options struct {
 func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	keys, droplets, secrets := c.Keys, c.Droplets, c.Secrets
 	h := &handler{ctx: ctx, clients: c.DigitalOcean, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: c.VMs.Cache(),
-		recorder: c.Recorder, backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
+		recorder: c.Recorder, held: events.NewHeld(c.Recorder), backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
 	// The original alpha provisioner's Keys are the takeover's to clean up
@@ -151,7 +150,7 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 		h.transition(k, v1alpha1.Created, false, "KeyPairUnavailable", err.Error())
 		return 0
 	}
-	client, err := h.client(k)
+	client, err := h.clients.ForSecret(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
 	if err != nil {
 		h.transition(k, v1alpha1.Created, false, "TokenUnavailable", err.Error())
 		return 0
@@ -177,7 +176,7 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 		return h.failDO(k, v1alpha1.Created, err)
 	}
 	// Backoff counts failed calls in a row, not failed passes.
-	h.backoff.Reset(objectKey(k))
+	h.backoff.Reset(cache.MetaObjectToName(k).String())
 	k.Status.NotCreated = false
 	k.Status.KeyID = existing.ID
 	k.Status.Fingerprint = existing.Fingerprint
@@ -199,14 +198,6 @@ func (h *handler) publicKey(k *v1alpha1.Key) (string, string, error) {
 		return "", "", fmt.Errorf("Secret %q key %q is not an authorized_keys line: %w", ref.Name, ref.Key, err)
 	}
 	return publicKey, fingerprint, nil
-}
-
-func (h *handler) client(k *v1alpha1.Key) (*godo.Client, error) {
-	token, err := digitalocean.ReadToken(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
-	if err != nil {
-		return nil, err
-	}
-	return h.clients.For(token)
 }
 
 // cleanup deletes the key in DigitalOcean, after the droplets (see
@@ -233,19 +224,19 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	k = k.DeepCopy()
 	if wait := h.waitForDroplets(k); wait > 0 {
 		logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Debugf("SSH key deleted in DigitalOcean once droplet deletes pause; looking again in %v", wait)
-		return h.wait(orig, k, wait)
+		return finalizer.Keep(h.finish(orig, k, wait))
 	}
-	client, err := h.client(k)
+	client, err := h.clients.ForSecret(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
 	if err != nil {
 		if k.Status.KeyID == 0 && k.Status.Conditions == nil {
 			// Never synced, and without a token nothing could have been registered.
 			return k, nil
 		}
 		h.transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
-		return h.wait(orig, k, time.Minute)
+		return finalizer.Keep(h.finish(orig, k, time.Minute))
 	}
 	if wait := h.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
-		return h.wait(orig, k, wait)
+		return finalizer.Keep(h.finish(orig, k, wait))
 	}
 	// Even a Key without status may have been registered: the create can
 	// succeed and the status write after it fail (the Key being deleted at
@@ -261,24 +252,18 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		_, err = client.Keys.DeleteByFingerprint(ctx, fingerprint)
 	}
 	if err != nil && !digitalocean.IsNotFound(err) {
-		return h.wait(orig, k, h.failDO(k, v1alpha1.Deleting, err))
+		return finalizer.Keep(h.finish(orig, k, h.failDO(k, v1alpha1.Deleting, err)))
 	}
 	h.forget(k)
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
 	return k, nil
 }
 
-func (h *handler) wait(orig, k *v1alpha1.Key, after time.Duration) (*v1alpha1.Key, error) {
-	k, err := h.finish(orig, k, after)
-	if err != nil {
-		return k, err
-	}
-	return k, generic.ErrSkip
-}
-
-func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.Key, error) {
+// finish writes a changed status, then records the pass's Events and
+// schedules the next look (requeue; 0: none).
+func (h *handler) finish(orig, k *v1alpha1.Key, requeue time.Duration) (*v1alpha1.Key, error) {
 	statecolumn.StampKey(k)
-	held, _ := h.held.LoadAndDelete(k.UID)
+	held := h.held.Take(k)
 	if !equality.Semantic.DeepEqual(orig.Status, k.Status) {
 		updated, err := h.keys.UpdateStatus(k)
 		if err != nil {
@@ -287,11 +272,9 @@ func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.
 		}
 		k = updated
 	}
-	if held != nil {
-		held.(*events.Buffer).Flush()
-	}
-	if retry > 0 {
-		h.keys.EnqueueAfter(k.Namespace, k.Name, retry)
+	held.Flush()
+	if requeue > 0 {
+		h.keys.EnqueueAfter(k.Namespace, k.Name, requeue)
 	}
 	return k, nil
 }
@@ -300,13 +283,10 @@ func (h *handler) finish(orig, k *v1alpha1.Key, retry time.Duration) (*v1alpha1.
 func (h *handler) failDO(k *v1alpha1.Key, cond condition.Cond, err error) time.Duration {
 	f := digitalocean.Classify(err)
 	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
-	message := f.Message
-	if f.Permanent {
-		message = f.Explain(origin(k), func(string) string { return "" })
-	}
+	message := f.Describe(digitalocean.OriginOf(k, k.Spec.TokenSecretRef.Name), func(string) string { return "" })
 	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(message)
 	h.transition(k, cond, false, f.Reason, message)
-	return h.backoff.Delay(objectKey(k), f)
+	return h.backoff.Delay(cache.MetaObjectToName(k).String(), f)
 }
 
 // neverSynced: no pass of this controller has recorded anything on k.
@@ -314,29 +294,16 @@ func neverSynced(k *v1alpha1.Key) bool { return k.Status.KeyID == 0 && k.Status.
 
 // forget drops what this process remembers of a Key that is going.
 func (h *handler) forget(k *v1alpha1.Key) {
-	h.backoff.Reset(objectKey(k))
+	h.backoff.Reset(cache.MetaObjectToName(k).String())
 	h.sent.Delete(k.UID)
 }
 
-func objectKey(k *v1alpha1.Key) string { return k.Namespace + "/" + k.Name }
-
 // transition records a condition change; its Events wait for finish's write.
 func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
-	held, _ := h.held.LoadOrStore(k.UID, events.NewBuffer(h.recorder))
-	events.Transition(held.(*events.Buffer), k, cond, ok, reason, message, k, h.vmOf(k))
+	h.held.Transition(k, cond, ok, reason, message, h.vmOf(k))
 }
 
 func (h *handler) vmOf(k *v1alpha1.Key) *hfv1.VirtualMachine { return owner.VM(h.vms, k, vmName(k)) }
 
 // vmName: a Key carries its VM's name.
 func vmName(k *v1alpha1.Key) string { return k.Name }
-
-// origin is where k's settings came from: its VM's Environment and
-// template, or the Environment of a shared key.
-func origin(k *v1alpha1.Key) digitalocean.Origin {
-	env := k.Annotations[v1alpha1.EnvironmentAnnotation]
-	if env == "" {
-		env = k.Labels["hobbyfarm.io/environment"]
-	}
-	return digitalocean.Origin{Environment: env, Template: k.Annotations[v1alpha1.TemplateAnnotation], TokenSecret: k.Spec.TokenSecretRef.Name}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/tools/cache"
 )
 
 // A droplet's own Key (a VM's, or a pool member's made without the shared
@@ -51,7 +52,7 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 	if wait := h.pause.Until(time.Now(), h.pauseDelay); wait > 0 {
 		return wait
 	}
-	client, err := h.client(k)
+	client, err := h.clients.ForSecret(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
 	if err != nil {
 		return time.Minute // the key waits; nothing is lost meanwhile
 	}
@@ -63,9 +64,9 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 	if _, err := client.Keys.DeleteByID(ctx, k.Status.KeyID); err != nil && !digitalocean.IsNotFound(err) {
 		f := digitalocean.Classify(err)
 		logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Info("retiring the SSH key failed; trying again later: " + f.Message)
-		return h.backoff.Delay(objectKey(k), f)
+		return h.backoff.Delay(cache.MetaObjectToName(k).String(), f)
 	}
-	h.backoff.Reset(objectKey(k))
+	h.backoff.Reset(cache.MetaObjectToName(k).String())
 	// The same line as a deletion at the VM's end: it is the key's one delete.
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).WithField("droplet", droplet).
 		WithField("why", "its droplet exists; the key pair stays in its Secret").Info("SSH key deleted in DigitalOcean")

@@ -10,6 +10,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
@@ -59,11 +60,12 @@ func newRetireWorld(t *testing.T) *retireWorld {
 		"vm-ssh": {Data: map[string][]byte{sshkey.PublicKeyField: []byte(pair.PublicKey)}},
 		"token":  {Data: map[string][]byte{"token": []byte(retireToken)}},
 	}}
+	recorder := record.NewFakeRecorder(100)
 	w.h = &handler{ctx: context.Background(), keys: statusWriter{}, secrets: secrets,
 		droplets: testutil.NamedCache[*v1alpha1.Droplet]{Objs: map[string]*v1alpha1.Droplet{"vm": w.droplet}},
 		vms:      testutil.NamedCache[*hfv1.VirtualMachine]{Objs: map[string]*hfv1.VirtualMachine{}},
 		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}),
-		recorder: record.NewFakeRecorder(100), backoff: digitalocean.NewBackoff(),
+		recorder: recorder, held: events.NewHeld(recorder), backoff: digitalocean.NewBackoff(),
 		pause: deletepause.New(time.Time{}), pauseDelay: time.Minute}
 	return w
 }
