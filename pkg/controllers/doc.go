@@ -59,10 +59,13 @@
 // empties an installation with the controller stopped: its droplets and
 // keys in DigitalOcean, then finalizer.Ours on every object.
 //
-// The DigitalOcean budget is shared in pkg/digitalocean: one client and one
-// rate limiter per token for all controllers; every call goes through
-// CallContext with a Priority (delete before create, pool, resync, catalog,
-// tidy), and each priority may use only its share of the token's window.
+// DigitalOcean is reached through pkg/digitalocean: one client and one
+// rate limiter per token for all controllers, and a service per resource
+// (Droplets, Keys, Tags in services.go; lists in list.go; the catalog),
+// which says what DigitalOcean's answers mean (a 404: gone). Every call
+// carries a Priority (CallContext: delete before create, pool, resync,
+// catalog, tidy), and each priority may use only its share of the token's
+// window.
 // The VM's config comes from pkg/config; Events and conditions from
 // pkg/events; the API types and the names several controllers share are in
 // pkg/apis (generated code: pkg/generated).

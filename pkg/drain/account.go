@@ -56,8 +56,8 @@ func emptyDroplets(ctx context.Context, client *godo.Client, opts Options, rec a
 	if tagged {
 		// One request deletes them all, however they were made.
 		if err := call(ctx, func(ctx context.Context) error {
-			_, err := client.Droplets.DeleteByTag(ctx, tag)
-			return ignoreNotFound(err)
+			// No tag: nothing of the installation's is there.
+			return ignoreNotFound(digitalocean.DropletsOf(client).DeleteByTag(ctx, tag))
 		}); err != nil {
 			return 0, alphaFound, fmt.Errorf("deleting droplets tagged %s: %w", tag, err)
 		}
@@ -70,8 +70,7 @@ func emptyDroplets(ctx context.Context, client *godo.Client, opts Options, rec a
 		// Untagged: an alpha droplet no VM of ours took over.
 		log := logrus.WithField("vm", rec.droplets[d.ID]).WithField("droplet", d.ID)
 		if err := call(ctx, func(ctx context.Context) error {
-			_, err := client.Droplets.Delete(ctx, d.ID)
-			return ignoreNotFound(err)
+			return digitalocean.DropletsOf(client).Delete(ctx, d.ID)
 		}); err != nil {
 			return 0, alphaFound, fmt.Errorf("deleting the original provisioner's droplet %d of VM %s: %w", d.ID, rec.droplets[d.ID], err)
 		}
@@ -123,8 +122,7 @@ func emptyKeys(ctx context.Context, client *godo.Client, poll time.Duration, key
 			alphaFound = append(alphaFound, key.ID)
 		}
 		if err := call(ctx, func(ctx context.Context) error {
-			_, err := client.Keys.DeleteByID(ctx, key.ID)
-			return ignoreNotFound(err)
+			return digitalocean.KeysOf(client).Delete(ctx, key.ID)
 		}); err != nil {
 			return deleted, alphaFound, fmt.Errorf("deleting SSH key %d (%s): %w", key.ID, key.Name, err)
 		}

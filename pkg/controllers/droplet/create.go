@@ -101,7 +101,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	}
 	req := createRequest(d, keyIDs)
 	req.Tags = slices.Concat(req.Tags, nonEmpty(d.Status.BootTag))
-	created, _, err := client.Droplets.Create(ctx, req)
+	created, err := digitalocean.DropletsOf(client).Create(ctx, req)
 	if err != nil {
 		return h.failCreate(d, err, onlyRefused), nil
 	}
@@ -242,11 +242,7 @@ func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1al
 		return first(found), err
 	}
 	if id := knownDropletID(h.vmOf(d)); id != 0 {
-		found, _, err := client.Droplets.Get(ctx, id)
-		if digitalocean.IsNotFound(err) {
-			return nil, nil
-		}
-		return found, err
+		return digitalocean.DropletsOf(client).Get(ctx, id)
 	}
 	return nil, nil
 }
@@ -255,12 +251,9 @@ func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1al
 // after the create, it is adopted by ID all the same, since creating again
 // is how duplicates happen.
 func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (*godo.Droplet, error) {
-	d, _, err := client.Droplets.Get(ctx, id)
-	if err == nil {
-		return d, nil
-	}
-	if !digitalocean.IsNotFound(err) {
-		return nil, err
+	d, err := digitalocean.DropletsOf(client).Get(ctx, id)
+	if err != nil || d != nil {
+		return d, err
 	}
 	return &godo.Droplet{ID: id, Status: "new"}, nil
 }

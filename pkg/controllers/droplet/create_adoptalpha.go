@@ -25,8 +25,8 @@ const ReasonAdoptedDropletGone = "AdoptedDropletGone"
 // a create. Its user is on it already: its login check follows at once.
 func (h *handler) adoptAlpha(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
 	id := d.Spec.AdoptedDropletID
-	found, _, err := client.Droplets.Get(ctx, id)
-	if digitalocean.IsNotFound(err) {
+	found, err := digitalocean.DropletsOf(client).Get(ctx, id)
+	if err == nil && found == nil {
 		h.fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
 			"droplet %d, made by the original provisioner, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id))
 		return 0, nil

@@ -164,7 +164,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if len(members) == 0 {
 		return 0, intentErr
 	}
-	created, _, err := client.Droplets.CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...))
+	created, err := digitalocean.DropletsOf(client).CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...))
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {

@@ -265,7 +265,7 @@ func (b *deleteBatcher) sendBatch(client *godo.Client, q *deleteQueue, batch []*
 		err = digitalocean.TagMoreDroplets(ctx, client, tag, ids)
 	}
 	if err == nil {
-		_, err = client.Droplets.DeleteByTag(ctx, tag)
+		err = digitalocean.DropletsOf(client).DeleteByTag(ctx, tag)
 	}
 	if err != nil {
 		q.dropTag()

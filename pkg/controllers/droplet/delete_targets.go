@@ -73,7 +73,7 @@ func (h *handler) deleteEach(ctx context.Context, client *godo.Client, t deleteT
 		if h.notes.isGone(id) {
 			continue
 		}
-		if _, err := client.Droplets.Delete(ctx, id); err != nil && !digitalocean.IsNotFound(err) {
+		if err := digitalocean.DropletsOf(client).Delete(ctx, id); err != nil {
 			return err
 		}
 		h.notes.noteGone(id)

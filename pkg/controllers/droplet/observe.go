@@ -50,13 +50,14 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 		}
 		return h.backoff.Delay(cache.MetaObjectToName(d).String(), digitalocean.Classify(err)), nil
 	}
-	if digitalocean.IsNotFound(err) && isClaimed(d) {
+	gone := err == nil && current == nil
+	if gone && isClaimed(d) {
 		// Taken over on the member's last observation: the first read that
 		// finds it gone says so, and the VM fails (it is never replaced).
 		h.claimedGone(d)
 		return 0, nil
 	}
-	if digitalocean.IsNotFound(err) {
+	if gone {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
 		h.transition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Status.DropletID))
@@ -82,7 +83,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 
 // read returns DigitalOcean's view of d's droplet, at most maxAge old: from
 // the token's shared list when batched, else by its own GET. A droplet the
-// list lacks is asked for by id, which tells gone from not listed yet.
+// list lacks is asked for by id, which tells gone (nil) from not listed yet.
 func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, maxAge time.Duration) (*godo.Droplet, error) {
 	id := d.Status.DropletID
 	if h.lists != nil {
@@ -91,8 +92,7 @@ func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Dro
 			return listed, err
 		}
 	}
-	current, _, err := client.Droplets.Get(ctx, id)
-	return current, err
+	return digitalocean.DropletsOf(client).Get(ctx, id)
 }
 
 // listTag is the tag of the list d's droplet is read from: while it boots,

@@ -30,13 +30,13 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 	} else {
 		// The member is not in the cache (a restart while its cache fills):
 		// one read instead.
-		found, _, err := client.Droplets.Get(ctx, id)
-		if digitalocean.IsNotFound(err) {
-			h.claimedGone(d)
-			return 0, nil
-		}
+		found, err := digitalocean.DropletsOf(client).Get(ctx, id)
 		if err != nil {
 			return h.failDO(d, v1alpha1.Created, err), nil
+		}
+		if found == nil {
+			h.claimedGone(d)
+			return 0, nil
 		}
 		h.backoff.Reset(cache.MetaObjectToName(d).String())
 		d.Status.DropletID = found.ID

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/digitalocean/godo"
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
@@ -164,13 +163,14 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	// put it there, and a lookup first would cost every VM one request.
 	h.sent.Store(k.UID, true)
 	reason := "Created"
-	existing, _, err := client.Keys.Create(ctx, &godo.KeyCreateRequest{Name: k.Spec.Name, PublicKey: publicKey})
+	keys := digitalocean.KeysOf(client)
+	existing, err := keys.Create(ctx, k.Spec.Name, publicKey)
 	inUse := digitalocean.IsKeyInUse(err)
 	// A refused create added nothing; any other failure may have.
 	k.Status.NotCreated = k.Status.NotCreated && !inUse && digitalocean.IsRefusal(err)
 	if inUse {
 		reason = "Adopted"
-		existing, _, err = client.Keys.GetByFingerprint(ctx, fingerprint)
+		existing, err = keys.GetByFingerprint(ctx, fingerprint)
 	}
 	if err != nil {
 		return h.failDO(k, v1alpha1.Created, err)
@@ -243,15 +243,16 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	// that moment is enough). Deleting by fingerprint costs one call.
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
 	defer cancel()
+	keys := digitalocean.KeysOf(client)
 	if k.Status.KeyID != 0 {
-		_, err = client.Keys.DeleteByID(ctx, k.Status.KeyID)
+		err = keys.Delete(ctx, k.Status.KeyID)
 	} else if k.Spec.AdoptedKeyID != 0 {
 		// Taken over but not yet recorded: the alpha's key, by its ID.
-		_, err = client.Keys.DeleteByID(ctx, k.Spec.AdoptedKeyID)
+		err = keys.Delete(ctx, k.Spec.AdoptedKeyID)
 	} else if _, fingerprint, ferr := h.publicKey(k); ferr == nil {
-		_, err = client.Keys.DeleteByFingerprint(ctx, fingerprint)
+		err = keys.DeleteByFingerprint(ctx, fingerprint)
 	}
-	if err != nil && !digitalocean.IsNotFound(err) {
+	if err != nil {
 		return finalizer.Keep(h.finish(orig, k, h.failDO(k, v1alpha1.Deleting, err)))
 	}
 	h.forget(k)

@@ -61,7 +61,7 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 	}
 	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
 	defer cancel()
-	if _, err := client.Keys.DeleteByID(ctx, k.Status.KeyID); err != nil && !digitalocean.IsNotFound(err) {
+	if err := digitalocean.KeysOf(client).Delete(ctx, k.Status.KeyID); err != nil {
 		f := digitalocean.Classify(err)
 		logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Info("retiring the SSH key failed; trying again later: " + f.Message)
 		return h.backoff.Delay(cache.MetaObjectToName(k).String(), f)

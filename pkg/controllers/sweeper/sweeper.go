@@ -137,7 +137,7 @@ func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVM
 			continue
 		}
 		entry := log.WithField("vm", cmp.Or(digitalocean.VMNameFromTags(d.Tags), d.Name)).WithField("droplet", d.ID)
-		if _, err := client.Droplets.Delete(callCtx, d.ID); err != nil && !digitalocean.IsNotFound(err) {
+		if err := digitalocean.DropletsOf(client).Delete(callCtx, d.ID); err != nil {
 			entry.WithError(err).Warn("orphan sweep: deleting droplet")
 			continue
 		}
@@ -230,12 +230,13 @@ func (r records) orphaned(d godo.Droplet, live map[string]bool) bool {
 }
 
 // sweepKeys deletes keys named for this namespace that no Key object owns.
-// Listing keys has its own low limit at DigitalOcean, hence once per sweep.
+// Listing keys has its own low limit at DigitalOcean, hence once per sweep;
+// every page, so an account with more than 200 keys is swept whole.
 func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys map[int]bool, log *logrus.Entry) {
 	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
 	defer cancel()
 	prefix := digitalocean.KeyName(s.opts.Namespace, "")
-	keys, _, err := client.Keys.List(callCtx, &godo.ListOptions{PerPage: 200})
+	keys, err := digitalocean.ListKeys(callCtx, client)
 	if err != nil {
 		log.WithError(err).Warn("orphan sweep: listing keys")
 		return
@@ -244,7 +245,7 @@ func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys ma
 		if !strings.HasPrefix(k.Name, prefix) || ownKeys[k.ID] || s.keyMayBeInFlight(k) {
 			continue
 		}
-		if _, err := client.Keys.DeleteByID(callCtx, k.ID); err != nil && !digitalocean.IsNotFound(err) {
+		if err := digitalocean.KeysOf(client).Delete(callCtx, k.ID); err != nil {
 			log.WithError(err).Warn("orphan sweep: deleting key")
 			continue
 		}

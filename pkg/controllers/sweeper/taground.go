@@ -111,9 +111,9 @@ func (t *tagTidy) deleteConfirmed(ctx context.Context, client *godo.Client, st *
 			return deleted, time.Now().Add(wait)
 		}
 		callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
-		_, err := client.Tags.Delete(callCtx, tag)
+		err := digitalocean.TagsOf(client).Delete(callCtx, tag)
 		cancel()
-		if err != nil && !digitalocean.IsNotFound(err) {
+		if err != nil {
 			if digitalocean.IsHeldBack(err) {
 				// The limiter filled between Room and the request: its wait,
 				// at least a second, never a round at once.

@@ -86,12 +86,12 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 			h.recorder.Event(vm, corev1.EventTypeWarning, "UnrecordedKey", message)
 			continue
 		}
-		_, err := client.Keys.DeleteByID(ctx, key.ID)
+		err := digitalocean.KeysOf(client).Delete(ctx, key.ID)
 		if digitalocean.IsHeldBack(err) {
 			h.keys.EnqueueAfter(k.Namespace, k.Name, digitalocean.Classify(err).RetryAfter)
 			return nil
 		}
-		if err != nil && !digitalocean.IsNotFound(err) {
+		if err != nil {
 			return err
 		}
 		message := fmt.Sprintf("deleted SSH key %d (%s) in DigitalOcean: a duplicate the original provisioner made for this VM and never recorded", key.ID, key.Fingerprint)

@@ -8,6 +8,7 @@ import (
 	"github.com/digitalocean/godo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/alpha"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,9 +24,8 @@ func (h *handler) onDroplet(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, e
 	id := alpha.DropletOf(d).ID
 	what := fmt.Sprintf("droplet %d", id)
 	done, err := h.settle(d, d.Spec.Machine, alpha.DropletFinalizer, id, what, func() bool { return h.dropletRecorded(d, id) },
-		func(ctx context.Context, c *godo.Client) error {
-			_, err := c.Droplets.Delete(ctx, id)
-			return err
+		func(ctx context.Context, c *godo.Client) (bool, error) {
+			return digitalocean.DropletsOf(c).DeleteHeld(ctx, id)
 		})
 	if err != nil || !done {
 		return d, err
@@ -48,9 +48,8 @@ func (h *handler) onKey(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	id := alpha.KeyOf(k).ID
 	what := fmt.Sprintf("SSH key %d", id)
 	done, err := h.settle(k, k.Spec.Machine, alpha.KeyFinalizer, id, what, func() bool { return h.keyRecorded(k, id) },
-		func(ctx context.Context, c *godo.Client) error {
-			_, err := c.Keys.DeleteByID(ctx, id)
-			return err
+		func(ctx context.Context, c *godo.Client) (bool, error) {
+			return digitalocean.KeysOf(c).DeleteHeld(ctx, id)
 		})
 	if err != nil || !done {
 		return k, err
@@ -71,7 +70,7 @@ type alphaObject interface {
 // of ours that records id and deletes it with the VM; else del deletes id
 // in DigitalOcean.
 func (h *handler) settle(obj alphaObject, vmName, fin string, id int, what string, recorded func() bool,
-	del func(context.Context, *godo.Client) error) (bool, error) {
+	del func(context.Context, *godo.Client) (held bool, err error)) (bool, error) {
 	log := logrus.WithField("vm", vmName).WithField("object", obj.GetName())
 	if obj.GetDeletionTimestamp() == nil {
 		vm, err := h.liveVM(obj, vmName)

@@ -100,7 +100,7 @@ func (h *handler) tokens() map[string]string {
 
 // deleteEverywhere deletes one droplet or key by ID with each token until
 // an account has it; found is false when none does (it is gone).
-func (h *handler) deleteEverywhere(del func(context.Context, *godo.Client) error) (found bool, err error) {
+func (h *handler) deleteEverywhere(del func(context.Context, *godo.Client) (held bool, err error)) (found bool, err error) {
 	tokens := h.tokens()
 	if len(tokens) == 0 {
 		// Gone or not, no one could say: it is looked for again later.
@@ -113,8 +113,8 @@ func (h *handler) deleteEverywhere(del func(context.Context, *godo.Client) error
 		if err != nil {
 			return false, err
 		}
-		err = del(ctx, client)
-		if digitalocean.IsNotFound(err) {
+		held, err := del(ctx, client)
+		if err == nil && !held {
 			continue
 		}
 		return err == nil, err
