@@ -56,7 +56,7 @@ type Origin struct {
 func OriginOf(obj metav1.Object, tokenSecret string) Origin {
 	env := obj.GetAnnotations()[v1alpha1.EnvironmentAnnotation]
 	if env == "" {
-		env = obj.GetLabels()["hobbyfarm.io/environment"]
+		env = obj.GetLabels()[v1alpha1.EnvironmentLabel]
 	}
 	return Origin{Environment: env, Template: obj.GetAnnotations()[v1alpha1.TemplateAnnotation], TokenSecret: tokenSecret}
 }

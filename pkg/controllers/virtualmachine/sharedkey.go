@@ -116,7 +116,7 @@ func sharedMeta(env *hfv1.Environment, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:      name,
 		Namespace: env.Namespace,
-		Labels:    map[string]string{ProvisionerLabel: ProvisionerName, "hobbyfarm.io/environment": env.Name},
+		Labels:    map[string]string{ProvisionerLabel: ProvisionerName, v1alpha1.EnvironmentLabel: env.Name},
 		// Gone with the Environment, by the garbage collector; the Key's
 		// finalizer deletes it in DigitalOcean first.
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: hfv1.SchemeGroupVersion.String(), Kind: "Environment",

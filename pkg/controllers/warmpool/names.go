@@ -22,8 +22,6 @@ const (
 )
 
 const (
-	// environmentLabel on a WarmPool names its Environment.
-	environmentLabel = "hobbyfarm.io/environment"
 	// keyTypeAnnotation on a WarmPool is the config's ssh_key_type, which
 	// only matters when a member's key pair is made.
 	keyTypeAnnotation = "provisioning.hobbyfarm.io/ssh-key-type"

@@ -27,7 +27,7 @@ func (h *handler) onEnvironment(_ string, env *hfv1.Environment) (*hfv1.Environm
 	if env == nil || env.DeletionTimestamp != nil {
 		return env, nil
 	}
-	existing, err := h.pools.Cache().List(env.Namespace, labels.SelectorFromSet(labels.Set{environmentLabel: env.Name}))
+	existing, err := h.pools.Cache().List(env.Namespace, labels.SelectorFromSet(labels.Set{v1alpha1.EnvironmentLabel: env.Name}))
 	if err != nil {
 		return env, err
 	}
@@ -138,7 +138,7 @@ func (h *handler) desiredPool(env *hfv1.Environment, template string, cfg *confi
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   env.Namespace,
-			Labels:      map[string]string{environmentLabel: env.Name},
+			Labels:      map[string]string{v1alpha1.EnvironmentLabel: env.Name},
 			Annotations: map[string]string{keyTypeAnnotation: string(cfg.SSHKeyType)},
 		},
 		Spec: v1alpha1.WarmPoolSpec{

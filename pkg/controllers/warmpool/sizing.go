@@ -93,7 +93,7 @@ func seatsLeft(env, template string, serving []*hfv1.ScheduledEvent, vms []*hfv1
 	used := map[string]int{}
 	for _, vm := range vms {
 		if vm.DeletionTimestamp == nil && vm.Spec.VirtualMachineTemplateId == template &&
-			(vm.Status.EnvironmentId == env || vm.Labels[environmentLabel] == env) {
+			(vm.Status.EnvironmentId == env || vm.Labels[v1alpha1.EnvironmentLabel] == env) {
 			used[vm.Labels[v1alpha1.ScheduledEventLabel]]++
 		}
 	}

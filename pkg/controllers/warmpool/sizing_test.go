@@ -113,7 +113,7 @@ func TestSeatsLeftAreTheEventsVMsNotYetMade(t *testing.T) {
 		return v
 	}
 	labelledOnly := vm("a", "", "t", false)
-	labelledOnly.Labels[environmentLabel] = "env" // a VM set's VM before Gargantua's status write
+	labelledOnly.Labels[v1alpha1.EnvironmentLabel] = "env" // a VM set's VM before Gargantua's status write
 	vms := []*hfv1.VirtualMachine{
 		vm("a", "env", "t", false), labelledOnly, vm("a", "env", "t", true), vm("a", "env", "u", false), vm("a", "other", "t", false),
 		vm("b", "env", "t", false), vm("b", "env", "t", false), vm("b", "env", "t", false), // b is over its count

@@ -64,6 +64,6 @@ func registerWatches(ctx context.Context, h *handler,
 	}, h.pools, keys)
 	// count_capacity and the Environment's existence size its pools.
 	relatedresource.Watch(ctx, "warmpool-from-environment", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
-		return poolsOf(namespace, labels.SelectorFromSet(labels.Set{environmentLabel: name}))
+		return poolsOf(namespace, labels.SelectorFromSet(labels.Set{v1alpha1.EnvironmentLabel: name}))
 	}, h.pools, h.envs)
 }
