@@ -20,7 +20,8 @@
 //   - droplet owns Droplet objects and their droplets: create (batched),
 //     resync, the reachability check (pkg/sshprobe), delete, cost. Its
 //     package doc maps its files by concern.
-//   - key registers a Key's public key with DigitalOcean (controller.go),
+//   - key registers a Key's public key with DigitalOcean (controller.go;
+//     kind.go says what its passes' plumbing does differently),
 //     retires a droplet's own key once the droplet exists (retire.go), and
 //     deletes a deleted VM's key only once droplet deletes pause
 //     (afterdroplets.go).
@@ -45,6 +46,10 @@
 //   - tokensecret keeps a token Secret until no Droplet or Key needs it.
 //
 // What they share:
+//   - pass is the plumbing of a Droplet's or Key's pass: condition changes
+//     whose Events wait for the status write, DigitalOcean failures told
+//     with where to fix them and retried with backoff, the write and the
+//     next look, forgetting an object that goes.
 //   - finalizer names the cleanup handlers, whose finalizers objects carry
 //     (handler names are API), and Keep ends a pass holding one.
 //   - statecolumn computes the STATE and MESSAGE columns of Droplets and
@@ -61,11 +66,12 @@
 //
 // DigitalOcean is reached through pkg/digitalocean: one client and one
 // rate limiter per token for all controllers, and a service per resource
-// (Droplets, Keys, Tags in services.go; lists in list.go; the catalog),
-// which says what DigitalOcean's answers mean (a 404: gone). Every call
-// carries a Priority (CallContext: delete before create, pool, resync,
-// catalog, tidy), and each priority may use only its share of the token's
-// window.
+// (Droplets, Keys, Tags in services.go, their lists included; the
+// catalog), which says what DigitalOcean's answers mean (a 404: gone) and
+// marks each call's Priority (delete before create, pool, resync, catalog,
+// tidy): fixed where the call decides it, named by the caller where one
+// call serves several uses. Each priority may use only its share of the
+// token's window; CallContext bounds a pass's calls in time.
 // The VM's config comes from pkg/config; Events and conditions from
 // pkg/events; the API types and the names several controllers share are in
 // pkg/apis (generated code: pkg/generated).

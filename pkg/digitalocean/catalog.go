@@ -117,7 +117,7 @@ func (c *Catalogs) CheckAccount(ctx context.Context, token string, maxAge time.D
 	if err != nil {
 		return err
 	}
-	ctx, cancel := CallContext(ctx, PriorityCatalog)
+	ctx, cancel := CallContext(WithPriority(ctx, PriorityCatalog))
 	defer cancel()
 	_, _, err = client.Account.Get(ctx)
 	if err == nil || Classify(err).Reason == "Unauthorized" {
@@ -165,7 +165,7 @@ func (c *Catalogs) fetch(ctx context.Context, token string, now time.Time) (*Cat
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := CallContext(ctx, PriorityCatalog)
+	ctx, cancel := CallContext(WithPriority(ctx, PriorityCatalog))
 	defer cancel()
 	regions, err := listAll(ctx, client.Regions.List)
 	if err != nil {
@@ -217,7 +217,7 @@ func (c *Catalogs) Image(ctx context.Context, token, ref string) (*godo.Image, e
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := CallContext(ctx, PriorityCatalog)
+	ctx, cancel := CallContext(WithPriority(ctx, PriorityCatalog))
 	defer cancel()
 	var im *godo.Image
 	var resp *godo.Response
@@ -236,7 +236,7 @@ func (c *Catalogs) Image(ctx context.Context, token, ref string) (*godo.Image, e
 	return im, nil
 }
 
-// listAll pages through a catalog list. Unlike ListByTag it keeps its
+// listAll pages through a catalog list. Unlike Droplets.ListByTag it keeps its
 // priority on later pages: nothing waits for the catalog.
 func listAll[T any](ctx context.Context, list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
 	return listPages(ctx, catalogPageSize, samePriority, list)

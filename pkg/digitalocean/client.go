@@ -1,5 +1,6 @@
-// Package digitalocean builds godo clients and holds the naming, tagging and
-// error rules the controllers share.
+// Package digitalocean builds godo clients, one rate limiter per token,
+// and the services (services.go) every DigitalOcean call goes through; it
+// holds the naming, tagging and error rules the controllers share.
 package digitalocean
 
 import (
@@ -24,11 +25,11 @@ const DefaultAPIURL = "https://api.digitalocean.com/"
 const CallTimeout = 30 * time.Second
 
 // CallContext is for one handler pass's DigitalOcean calls: bounded by
-// CallTimeout and marked with their priority for the rate limiter. Once one
-// of them is sent, Clients.Stop waits for the cancel: call it when the
+// CallTimeout (each call's priority is its service's to mark). Once one of
+// them is sent, Clients.Stop waits for the cancel: call it when the
 // answers are on record.
-func CallContext(parent context.Context, p Priority) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(WithPriority(parent, p), CallTimeout)
+func CallContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, CallTimeout)
 	c := &call{}
 	return context.WithValue(ctx, callKey{}, c), func() { cancel(); c.end() }
 }

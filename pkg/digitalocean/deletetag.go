@@ -1,13 +1,9 @@
 package digitalocean
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strconv"
 	"strings"
-
-	"github.com/digitalocean/godo"
 )
 
 // tagDeletePrefix starts the one-off tags of batched deletes.
@@ -27,25 +23,3 @@ func NewDeleteTag() string {
 
 // IsDeleteTag reports a NewDeleteTag tag.
 func IsDeleteTag(tag string) bool { return strings.HasPrefix(tag, tagDeletePrefix) }
-
-// TagDroplets puts tag on the droplets ids with two requests, whatever
-// their number: it creates the tag (DigitalOcean tags resources only with
-// a tag that exists; creating one that exists answers with it), then tags
-// them all at once. A 404 means a droplet (or the tag) is gone.
-func TagDroplets(ctx context.Context, client *godo.Client, tag string, ids []int) error {
-	if _, _, err := client.Tags.Create(ctx, &godo.TagCreateRequest{Name: tag}); err != nil {
-		return err
-	}
-	return TagMoreDroplets(ctx, client, tag, ids)
-}
-
-// TagMoreDroplets puts tag, which exists, on the droplets ids with one
-// request. A 404 means a droplet (or the tag) is gone.
-func TagMoreDroplets(ctx context.Context, client *godo.Client, tag string, ids []int) error {
-	resources := make([]godo.Resource, len(ids))
-	for i, id := range ids {
-		resources[i] = godo.Resource{ID: strconv.Itoa(id), Type: godo.DropletResourceType}
-	}
-	_, err := client.Tags.TagResources(ctx, tag, &godo.TagResourcesRequest{Resources: resources})
-	return err
-}

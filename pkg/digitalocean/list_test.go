@@ -37,11 +37,11 @@ func TestListFinishesOnceStartedThoughReReadsAreFull(t *testing.T) {
 		}
 	}
 	// The first page takes the last re-read slot; the second must still go.
-	got, err := digitalocean.ListByTag(resync, client, "t")
+	got, err := digitalocean.DropletsOf(client).ListByTag(context.Background(), "t", digitalocean.PriorityResync)
 	if err != nil || len(got) != 250 {
 		t.Fatalf("list: %d droplets, %v; want all 250", len(got), err)
 	}
-	_, err = digitalocean.ListByTag(resync, client, "t")
+	_, err = digitalocean.DropletsOf(client).ListByTag(context.Background(), "t", digitalocean.PriorityResync)
 	if !digitalocean.IsHeldBack(err) {
 		t.Errorf("a new list with the re-read share spent: %v, want it held back", err)
 	}
@@ -69,11 +69,11 @@ func TestListSummariesByTagKeepsEachDropletsSummaryOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	full, err := digitalocean.ListByTag(ctx, client, "hfdo-install:a b")
+	full, err := digitalocean.DropletsOf(client).ListByTag(ctx, "hfdo-install:a b", digitalocean.PriorityResync)
 	if err != nil || len(full) != 250 {
 		t.Fatalf("full list: %d droplets, %v", len(full), err)
 	}
-	summaries, err := digitalocean.ListSummariesByTag(ctx, client, "hfdo-install:a b")
+	summaries, err := digitalocean.DropletsOf(client).ListSummariesByTag(ctx, "hfdo-install:a b", digitalocean.PriorityResync)
 	if err != nil || len(summaries) != len(full) {
 		t.Fatalf("summaries: %d droplets, %v; want %d", len(summaries), err, len(full))
 	}

@@ -12,27 +12,20 @@ import (
 	"github.com/digitalocean/godo"
 )
 
-// SummariesPerPage is ListSummariesByTag's page size, DigitalOcean's largest.
+// SummariesPerPage is Droplets.ListSummariesByTag's page size, DigitalOcean's largest.
 // A list of more than one page may skip droplets: DigitalOcean pages by
 // offset, so a droplet deleted between two page requests moves the ones
 // after it a place forward, and the first of the next page lands on the
 // page already read.
 const SummariesPerPage = 200
 
-// ListSummariesByTag pages through every droplet carrying tag as ListByTag
-// does, decoding of each only its summary: ID, name, status, created_at,
-// tags, networks, its region's slug and its size's slug and prices (what
-// the resync and the orphan sweep read). DigitalOcean's droplet also
-// carries its image, kernel, features, its size's regions and its region's
-// sizes: decoded by godo, about 4 KiB a droplet and 200 a page, which the
-// lists of every droplet of every token allocated over and over.
-func ListSummariesByTag(ctx context.Context, client *godo.Client, tag string) ([]godo.Droplet, error) {
-	return listPages(ctx, SummariesPerPage, raisePriority, func(ctx context.Context, opt *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
-		return summariesPage(ctx, client, tag, opt)
-	})
-}
-
-// summary is the part of a listed droplet ListSummariesByTag decodes.
+// summary is the part of a listed droplet Droplets.ListSummariesByTag
+// decodes: ID, name, status, created_at, tags, networks, its region's slug
+// and its size's slug and prices (what the resync and the orphan sweep
+// read). DigitalOcean's droplet also carries its image, kernel, features,
+// its size's regions and its region's sizes: decoded by godo, about 4 KiB
+// a droplet and 200 a page, which the lists of every droplet of every
+// token allocated over and over.
 type summary struct {
 	ID       int            `json:"id"`
 	Name     string         `json:"name"`

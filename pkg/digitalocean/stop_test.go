@@ -62,7 +62,7 @@ func TestStopWaitsForAPassThatSentARequest(t *testing.T) {
 	answered := make(chan error, 1)
 	endPass := make(chan struct{})
 	go func() {
-		ctx, cancel := CallContext(context.Background(), PriorityResync)
+		ctx, cancel := CallContext(context.Background())
 		defer cancel()
 		_, _, err := client.Account.Get(ctx)
 		answered <- err

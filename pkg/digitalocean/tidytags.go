@@ -1,12 +1,9 @@
 package digitalocean
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/digitalocean/godo"
 )
 
 // IsTidyTag reports a tag of ours that names one VM, multi-create, boot
@@ -51,8 +48,3 @@ func parseBootTag(tag string) (time.Time, int, bool) {
 
 // VMNameTag is the tag that names a VM's droplet by the VM's name.
 func VMNameTag(vmName string) string { return truncateTag(tagVMNamePrefix + sanitizeTag(vmName)) }
-
-// ListTags pages through every tag of the account with its counts.
-func ListTags(ctx context.Context, client *godo.Client) ([]godo.Tag, error) {
-	return listPages(ctx, 200, raisePriority, client.Tags.List)
-}

@@ -95,9 +95,9 @@ func dropletsOf(ctx context.Context, client *godo.Client, tag string, rec alphaR
 	var all []godo.Droplet
 	if err := call(ctx, func(ctx context.Context) (err error) {
 		if len(rec.droplets) == 0 {
-			all, err = digitalocean.ListByTag(ctx, client, tag)
+			all, err = digitalocean.DropletsOf(client).ListByTag(ctx, tag, digitalocean.PriorityDelete)
 		} else {
-			all, err = digitalocean.ListDroplets(ctx, client)
+			all, err = digitalocean.DropletsOf(client).List(ctx, digitalocean.PriorityDelete)
 		}
 		return err
 	}); err != nil {
@@ -122,7 +122,7 @@ func emptyKeys(ctx context.Context, client *godo.Client, poll time.Duration, key
 			alphaFound = append(alphaFound, key.ID)
 		}
 		if err := call(ctx, func(ctx context.Context) error {
-			return digitalocean.KeysOf(client).Delete(ctx, key.ID)
+			return digitalocean.KeysOf(client).Delete(ctx, key.ID, digitalocean.PriorityDelete)
 		}); err != nil {
 			return deleted, alphaFound, fmt.Errorf("deleting SSH key %d (%s): %w", key.ID, key.Name, err)
 		}
@@ -164,7 +164,7 @@ func keysOf(ctx context.Context, client *godo.Client, keys []*v1alpha1.Key, rec 
 	delete(names, "")
 	var all []godo.Key
 	if err := call(ctx, func(ctx context.Context) (err error) {
-		all, err = digitalocean.ListKeys(ctx, client)
+		all, err = digitalocean.KeysOf(client).List(ctx, digitalocean.PriorityDelete)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("listing SSH keys: %w", err)
@@ -183,7 +183,7 @@ func keysOf(ctx context.Context, client *godo.Client, keys []*v1alpha1.Key, rec 
 // token, a 422) ends it, since trying again changes nothing.
 func call(ctx context.Context, do func(context.Context) error) error {
 	for {
-		callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
+		callCtx, cancel := digitalocean.CallContext(ctx)
 		err := do(callCtx)
 		cancel()
 		if err == nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/pass"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
@@ -64,17 +64,16 @@ type handler struct {
 	vms      hfcontrollers.VirtualMachineCache
 	vmClient hfcontrollers.VirtualMachineClient
 	recorder record.EventRecorder
-	// held holds each pass's Events until its status write (finish).
-	held *events.Held
-	// mem is what this process remembers of the Droplets between passes.
+	// pass holds each pass's Events until its status write, and spaces
+	// out each Droplet's retries after transient failures.
+	pass *pass.Kit[*v1alpha1.Droplet]
+	// notes is what this process remembers of the Droplets between passes.
 	notes processNotes
-	// backoff spaces out each Droplet's retries after transient failures.
-	backoff *digitalocean.Backoff
 	// buckets hands out the boot tags droplets are created with.
 	buckets *bootBuckets
 	// boots learns how long droplets take to boot.
 	boots *bootTimes
-	// fleet serves the batched resync; nil when each droplet is read alone.
+	// lists serves the batched resync; nil when each droplet is read alone.
 	lists *listCache
 	// prober runs the reachability check's logins.
 	prober *prober
@@ -86,8 +85,9 @@ type handler struct {
 func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	clients, droplets, keys, secrets, vms := c.DigitalOcean, c.Droplets, c.Keys, c.Secrets, c.VMs
 	h := &handler{ctx: ctx, opts: opts, clients: clients, droplets: droplets,
-		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder, held: events.NewHeld(c.Recorder),
-		backoff: digitalocean.NewBackoff(), buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
+		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder,
+		buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
+	h.withPass(c.Recorder)
 	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
 			droplets.Enqueue(namespace, name)

@@ -17,7 +17,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
-	"k8s.io/client-go/tools/cache"
 )
 
 // createPriority puts a warm pool's refill behind creates a user waits for.
@@ -51,7 +50,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	}
 	uid := vmUID(d)
 	if uid == "" {
-		h.fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
+		h.pass.Fail(d, v1alpha1.Created, "InvalidSpec", "spec.tags has no hfdo-vm: tag naming the VM's UID; delete this Droplet so it is rebuilt")
 		return 0, nil
 	}
 	if h.notes.inBatch(d) {
@@ -72,16 +71,16 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	if h.mayExist(d) {
 		existing, err := h.findExisting(ctx, client, d)
 		if err != nil {
-			return h.failDO(d, v1alpha1.Created, err), nil
+			return h.pass.FailDO(d, v1alpha1.Created, err), nil
 		}
 		// Backoff counts failed calls in a row, not failed passes: a pass makes
 		// several calls, and under a steady error rate whole passes fail so often
 		// that the delay would grow to its cap although DigitalOcean answers.
-		h.backoff.Reset(cache.MetaObjectToName(d).String())
+		h.pass.Succeeded(d)
 		if existing != nil {
 			log.WithField("droplet", existing.ID).Info("adopting existing droplet")
 			h.observe(d, existing)
-			h.transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found in DigitalOcean", existing.ID))
+			h.pass.Transition(d, v1alpha1.Created, true, "Adopted", fmt.Sprintf("adopted droplet %d found in DigitalOcean", existing.ID))
 			return h.opts.BootResync, nil
 		}
 	}
@@ -101,7 +100,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	}
 	req := createRequest(d, keyIDs)
 	req.Tags = slices.Concat(req.Tags, nonEmpty(d.Status.BootTag))
-	created, err := digitalocean.DropletsOf(client).Create(ctx, req)
+	created, err := digitalocean.DropletsOf(client).Create(ctx, req, createPriority(d))
 	if err != nil {
 		return h.failCreate(d, err, onlyRefused), nil
 	}
@@ -160,7 +159,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 		// No answer or a 5xx: the droplet may exist.
 		reason, message = reasonCreateUnconfirmed, f.Message+"; the droplet may exist, so it is looked for before any new create"
 	}
-	after := h.recordFailure(d, v1alpha1.Created, f, reason, message)
+	after := h.pass.RecordFailure(d, v1alpha1.Created, f, reason, message)
 	if f.Permanent {
 		h.notes.noteRefused(d)
 		after = min(after, refusedCreatePause)
@@ -175,7 +174,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 // markCreated records DigitalOcean's answer to a create.
 func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
 	h.notes.noteCreated(d, created.ID)
-	h.backoff.Reset(cache.MetaObjectToName(d).String())
+	h.pass.Succeeded(d)
 	logFor(d).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)
 	h.progress(d, v1alpha1.Created, "Created", message)
@@ -231,18 +230,18 @@ func (h *handler) mayExist(d *v1alpha1.Droplet) bool {
 // batch or its name lists it, or the VM has it on record.
 func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
 	if id, ok := h.notes.createdID(d); ok {
-		return h.getCreated(ctx, client, id)
+		return h.getCreated(ctx, client, id, createPriority(d))
 	}
 	if d.Status.CreateBatch != "" {
-		if found, err := findInBatch(ctx, client, d); err != nil || found != nil {
+		if found, err := findInBatch(ctx, client, d, createPriority(d)); err != nil || found != nil {
 			return found, err
 		}
 	}
-	if found, err := h.findByName(ctx, client, d); err != nil || len(found) > 0 {
+	if found, err := h.findByName(ctx, client, d, createPriority(d)); err != nil || len(found) > 0 {
 		return first(found), err
 	}
 	if id := knownDropletID(h.vmOf(d)); id != 0 {
-		return digitalocean.DropletsOf(client).Get(ctx, id)
+		return digitalocean.DropletsOf(client).Get(ctx, id, createPriority(d))
 	}
 	return nil, nil
 }
@@ -250,8 +249,8 @@ func (h *handler) findExisting(ctx context.Context, client *godo.Client, d *v1al
 // getCreated reads a droplet this process created. Not visible yet right
 // after the create, it is adopted by ID all the same, since creating again
 // is how duplicates happen.
-func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int) (*godo.Droplet, error) {
-	d, err := digitalocean.DropletsOf(client).Get(ctx, id)
+func (h *handler) getCreated(ctx context.Context, client *godo.Client, id int, p digitalocean.Priority) (*godo.Droplet, error) {
+	d, err := digitalocean.DropletsOf(client).Get(ctx, id, p)
 	if err != nil || d != nil {
 		return d, err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/digitalocean/godo"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"k8s.io/client-go/tools/cache"
 )
 
 // ReasonTakenOver is the Created reason of a Droplet whose droplet the
@@ -25,21 +24,21 @@ const ReasonAdoptedDropletGone = "AdoptedDropletGone"
 // a create. Its user is on it already: its login check follows at once.
 func (h *handler) adoptAlpha(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (time.Duration, error) {
 	id := d.Spec.AdoptedDropletID
-	found, err := digitalocean.DropletsOf(client).Get(ctx, id)
+	found, err := digitalocean.DropletsOf(client).Get(ctx, id, digitalocean.PriorityCreate)
 	if err == nil && found == nil {
-		h.fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
+		h.pass.Fail(d, v1alpha1.Created, ReasonAdoptedDropletGone, fmt.Sprintf(
 			"droplet %d, made by the original provisioner, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", id))
 		return 0, nil
 	}
 	if err == nil && !slices.Contains(found.Tags, h.opts.InstallationTag) {
 		// With this installation's tag it is in the lists every droplet of
 		// ours is read from, and the uninstall's drain deletes it.
-		err = digitalocean.TagDroplets(ctx, client, h.opts.InstallationTag, []int{id})
+		err = digitalocean.DropletsOf(client).Tag(ctx, h.opts.InstallationTag, []int{id}, digitalocean.PriorityCreate)
 	}
 	if err != nil {
-		return h.failDO(d, v1alpha1.Created, err), nil
+		return h.pass.FailDO(d, v1alpha1.Created, err), nil
 	}
-	h.backoff.Reset(cache.MetaObjectToName(d).String())
+	h.pass.Succeeded(d)
 	h.observe(d, found)
 	logFor(d).WithField("droplet", id).Info("took over the original provisioner's droplet")
 	h.progress(d, v1alpha1.Created, ReasonTakenOver, fmt.Sprintf("droplet %d, made by the original provisioner, taken over", id))

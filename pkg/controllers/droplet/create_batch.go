@@ -164,7 +164,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if len(members) == 0 {
 		return 0, intentErr
 	}
-	created, err := digitalocean.DropletsOf(client).CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...))
+	created, err := digitalocean.DropletsOf(client).CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...), createPriority(d))
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {
@@ -230,7 +230,7 @@ func (h *handler) eachConcurrently(n int, f func(i int)) {
 // and batch tag are on record, and its next pass adopts by the tag.
 func (h *handler) writeMate(m *v1alpha1.Droplet) {
 	statecolumn.StampDroplet(m)
-	held := h.held.Take(m)
+	held := h.pass.Held.Take(m)
 	written, err := h.droplets.UpdateStatus(m)
 	if err != nil {
 		logFor(m).WithError(err).Info("status of a batch-created droplet not written; it will be adopted by its batch tag")
@@ -241,9 +241,10 @@ func (h *handler) writeMate(m *v1alpha1.Droplet) {
 	held.Flush()
 }
 
-// findInBatch is the droplet named like d among those of its batch.
-func findInBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) (*godo.Droplet, error) {
-	all, err := digitalocean.ListByTag(ctx, client, d.Status.CreateBatch)
+// findInBatch is the droplet named like d among those of its batch, at
+// priority p (a create's or a delete's).
+func findInBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, p digitalocean.Priority) (*godo.Droplet, error) {
+	all, err := digitalocean.DropletsOf(client).ListByTag(ctx, d.Status.CreateBatch, p)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,8 +70,7 @@ func TestBatchGoesWithoutALeaderWhoseIntentConflicts(t *testing.T) {
 	}
 	droplets := &intentConflicts{failing: "leader"}
 	recorder := record.NewFakeRecorder(100)
-	h := &handler{ctx: context.Background(), vms: noVMs{}, droplets: droplets,
-		recorder: recorder, held: events.NewHeld(recorder), backoff: digitalocean.NewBackoff()}
+	h := (&handler{ctx: context.Background(), vms: noVMs{}, droplets: droplets, recorder: recorder}).withPass(recorder)
 	leader := fresh("leader")
 
 	_, err := h.createBatch(context.Background(), client, leader, []*v1alpha1.Droplet{fresh("mate-1"), fresh("mate-2")}, nil)

@@ -53,9 +53,9 @@ func sentTags(d *v1alpha1.Droplet) []string {
 }
 
 // findByName lists the droplets named like d that can be what d's create
-// made, oldest first.
-func (h *handler) findByName(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet) ([]godo.Droplet, error) {
-	listed, err := digitalocean.ListByName(ctx, client, d.Spec.Name)
+// made, oldest first, at priority p (a create's or a delete's).
+func (h *handler) findByName(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, p digitalocean.Priority) ([]godo.Droplet, error) {
+	listed, err := digitalocean.DropletsOf(client).ListByName(ctx, d.Spec.Name, p)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -26,7 +25,7 @@ func TestWaitingForKeyNamesOnlyAProblem(t *testing.T) {
 // stays one never sent, so its next try needs no lookup.
 func TestHeldBackCreateStaysNeverSent(t *testing.T) {
 	recorder := record.NewFakeRecorder(10)
-	h := &handler{backoff: digitalocean.NewBackoff(), recorder: recorder, held: events.NewHeld(recorder)}
+	h := (&handler{recorder: recorder}).withPass(recorder)
 	held := &digitalocean.HeldBackError{Wait: 2 * time.Second, Priority: digitalocean.PriorityCreate}
 	d := &v1alpha1.Droplet{Spec: v1alpha1.DropletSpec{Name: "vm-1"}}
 	if after := h.failCreate(d, held, true); after != 2*time.Second {

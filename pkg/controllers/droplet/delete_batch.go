@@ -255,14 +255,14 @@ func (b *deleteBatcher) sendBatch(client *godo.Client, q *deleteQueue, batch []*
 		}
 		return 0
 	}
-	ctx, cancel := digitalocean.CallContext(b.h.ctx, digitalocean.PriorityDelete)
+	ctx, cancel := digitalocean.CallContext(b.h.ctx)
 	defer cancel()
 	tag, fresh := q.deleteTag(b.h.clients)
 	var err error
 	if fresh {
-		err = digitalocean.TagDroplets(ctx, client, tag, ids)
+		err = digitalocean.DropletsOf(client).Tag(ctx, tag, ids, digitalocean.PriorityDelete)
 	} else {
-		err = digitalocean.TagMoreDroplets(ctx, client, tag, ids)
+		err = digitalocean.DropletsOf(client).TagMore(ctx, tag, ids, digitalocean.PriorityDelete)
 	}
 	if err == nil {
 		err = digitalocean.DropletsOf(client).DeleteByTag(ctx, tag)

@@ -9,7 +9,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/rancher/wrangler/v3/pkg/generic"
-	"k8s.io/client-go/tools/cache"
 )
 
 // cleanup deletes the droplet in DigitalOcean and lets the Droplet go once
@@ -20,7 +19,7 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		// Taken from a pool but never recorded: the pool member still owns
 		// the droplet, and its cleanup deletes it unless a VM recorded it.
 		log.WithField("droplet", d.Spec.ClaimedDropletID).Info("releasing a claim never recorded; the pool member owns the droplet")
-		h.forgetDroplet(d)
+		h.pass.Forget(d)
 		return d, nil
 	}
 	if d.IsPoolMember() && d.Status.Claim != nil && !v1alpha1.ForceReleaseRequested(d) {
@@ -63,12 +62,12 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 		// A placeholder, or never got as far as a create: recordIntent writes
 		// the Created condition before any create is sent. (Any other
 		// condition, e.g. Configured, says nothing about DigitalOcean.)
-		h.forgetDroplet(d)
+		h.pass.Forget(d)
 		return d, nil
 	}
 	if !createdHere && refusedOnly(d, h.vmOf(d)) {
 		log.Info("DigitalOcean refused every create of this droplet, so it holds nothing to delete; releasing the Droplet")
-		h.forgetDroplet(d)
+		h.pass.Forget(d)
 		return d, nil
 	}
 	if v1alpha1.ForceReleaseRequested(d) {
@@ -80,28 +79,28 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 	d = d.DeepCopy()
 	client, err := h.clients.ForSecret(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
 	if err != nil {
-		h.fail(d, v1alpha1.Deleting, "TokenUnavailable", "cannot delete the droplet: "+err.Error())
-		return finalizer.Keep(h.finish(orig, d, time.Minute))
+		h.pass.Fail(d, v1alpha1.Deleting, "TokenUnavailable", "cannot delete the droplet: "+err.Error())
+		return finalizer.Keep(h.pass.Finish(orig, d, time.Minute))
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 
 	targets := h.targetsOf(d)
 	if d.Status.CreateBatch != "" && len(targets.ids) == 0 {
 		// A multi-create whose answer never came: its droplet is known only by
 		// its name among the batch's.
-		found, err := findInBatch(ctx, client, d)
+		found, err := findInBatch(ctx, client, d, digitalocean.PriorityDelete)
 		if err != nil {
-			return finalizer.Keep(h.finish(orig, d, h.failDO(d, v1alpha1.Deleting, err)))
+			return finalizer.Keep(h.pass.Finish(orig, d, h.pass.FailDO(d, v1alpha1.Deleting, err)))
 		}
 		if found != nil {
 			targets.add(found.ID)
 		}
 	}
 	if err := h.deleteEach(ctx, client, targets); err != nil {
-		return finalizer.Keep(h.finish(orig, d, h.failDO(d, v1alpha1.Deleting, err)))
+		return finalizer.Keep(h.pass.Finish(orig, d, h.pass.FailDO(d, v1alpha1.Deleting, err)))
 	}
-	h.forgetDroplet(d)
+	h.pass.Forget(d)
 	if d.DeletionTimestamp != nil {
 		metrics.DeletionSeconds.Observe(time.Since(d.DeletionTimestamp.Time).Seconds())
 	}
@@ -114,13 +113,4 @@ func (h *handler) cleanup(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, err
 // target (a droplet ID, one an earlier Droplet of the VM had).
 func refusedOnly(d *v1alpha1.Droplet, vm *hfv1.VirtualMachine) bool {
 	return d.Status.NotCreated && d.Status.DropletID == 0 && knownDropletID(vm) == 0
-}
-
-// forgetDroplet drops what this process remembers of a Droplet that is going
-// (see processNotes for what it keeps).
-func (h *handler) forgetDroplet(d *v1alpha1.Droplet) {
-	h.notes.discard(d)
-	h.held.Drop(d)
-	h.backoff.Reset(cache.MetaObjectToName(d).String())
-	h.prober.discard(cache.MetaObjectToName(d).String())
 }

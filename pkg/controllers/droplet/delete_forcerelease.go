@@ -22,7 +22,7 @@ func (h *handler) forceRelease(d *v1alpha1.Droplet) {
 	if id, ok := h.notes.createdID(d); ok && id != d.Status.DropletID {
 		ids = append(ids, strconv.Itoa(id))
 	}
-	h.forgetDroplet(d)
+	h.pass.Forget(d)
 
 	what := "a droplet (no ID was recorded; a create may have been sent)"
 	if len(ids) > 0 {

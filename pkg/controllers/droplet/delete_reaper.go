@@ -89,7 +89,7 @@ func (r *reaper) reap(key string) (time.Duration, error) {
 		h.deletes.add(client, d, targets) // it records them as reaped once deleted
 		return 0, nil
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 	log := logrus.WithField("vm", vm.Name)
 	if err := h.deleteEach(ctx, client, targets); err != nil {

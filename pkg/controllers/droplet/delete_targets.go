@@ -61,7 +61,7 @@ func (t deleteTargets) settled(m *processNotes) bool {
 // longer), and a 404 that it is gone already: neither needs a second look.
 func (h *handler) deleteEach(ctx context.Context, client *godo.Client, t deleteTargets) error {
 	if t.unanswered != nil {
-		found, err := h.findByName(ctx, client, t.unanswered)
+		found, err := h.findByName(ctx, client, t.unanswered, digitalocean.PriorityDelete)
 		if err != nil {
 			return err
 		}

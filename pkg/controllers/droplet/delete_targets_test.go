@@ -181,7 +181,7 @@ func TestDeleteTargetsOfAClaimedDropletAreItsID(t *testing.T) {
 // something changes, where any other droplet's 404 is only NotFound.
 func TestFirstReadOfAGoneClaimedDropletSaysSo(t *testing.T) {
 	_, client, h := newDeleteWorld(t)
-	h.backoff = digitalocean.NewBackoff()
+	h.withPass(nil)
 	claimed := deletingDroplet("uid-1", 42, "", v1alpha1.ReasonClaimedFromPool)
 	claimed.Spec.ClaimedDropletID = 42
 	claimed.Spec.Pool = &v1alpha1.PoolMembership{Name: "pool"}

@@ -5,10 +5,11 @@
 // The handler:
 //   - controller.go: Register, the handler, its watches; logFor names a
 //     Droplet's VM (or warm pool) in every log line.
-//   - sync.go: a Droplet's pass (sync) and how it ends (finish: the status
-//     write, Events, re-queues); the first look's skipped writes.
-//   - failure.go: DigitalOcean's errors and other problems recorded as
-//     conditions, with the setting and place to fix named.
+//   - sync.go: a Droplet's pass (sync), where it ends in the status write
+//     (package pass), and the first look's skipped writes.
+//   - kind.go: what package pass's plumbing (status write, held Events,
+//     failures, backoff) does differently for Droplets.
+//   - failure.go: the setting a refusal names, with its value as sent.
 //   - processnotes.go: what this process knows of Droplets beyond their
 //     objects (creates sent, multi-create claims, refusals, droplets
 //     confirmed gone, Events held back).

@@ -13,7 +13,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 )
 
 // lastSyncedRefresh bounds how stale status.lastSynced may get while nothing changes,
@@ -48,7 +47,7 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 			// (as the backoff's jitter does for GETs) only delays it.
 			return max(digitalocean.Classify(err).RetryAfter, maxAge), nil
 		}
-		return h.backoff.Delay(cache.MetaObjectToName(d).String(), digitalocean.Classify(err)), nil
+		return h.pass.Retry(d, digitalocean.Classify(err)), nil
 	}
 	gone := err == nil && current == nil
 	if gone && isClaimed(d) {
@@ -60,13 +59,13 @@ func (h *handler) refresh(ctx context.Context, client *godo.Client, d *v1alpha1.
 	if gone {
 		// Never recreate here: right after a create DigitalOcean may not know the
 		// droplet yet, and a second droplet is worse than a late one.
-		h.transition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Status.DropletID))
+		h.pass.Transition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Status.DropletID))
 		return h.opts.BootResync, nil
 	}
 	if err != nil {
-		return h.failDO(d, v1alpha1.Ready, err), nil
+		return h.pass.FailDO(d, v1alpha1.Ready, err), nil
 	}
-	h.backoff.Reset(cache.MetaObjectToName(d).String())
+	h.pass.Succeeded(d)
 	h.observe(d, current)
 	if d.Status.LastSynced != nil && time.Since(d.Status.LastSynced.Time) > lastSyncedRefresh {
 		now := metav1.Now()
@@ -92,7 +91,7 @@ func (h *handler) read(ctx context.Context, client *godo.Client, d *v1alpha1.Dro
 			return listed, err
 		}
 	}
-	return digitalocean.DropletsOf(client).Get(ctx, id)
+	return digitalocean.DropletsOf(client).Get(ctx, id, digitalocean.PriorityResync)
 }
 
 // listTag is the tag of the list d's droplet is read from: while it boots,
@@ -183,6 +182,6 @@ func (h *handler) observeActivity(d *v1alpha1.Droplet) {
 		// Booting is the expected way to Active, not a problem: no Event.
 		events.SetCondition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+d.Status.Status)
 	} else {
-		h.transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+d.Status.Status)
+		h.pass.Transition(d, v1alpha1.Ready, false, "Booting", "droplet status is "+d.Status.Status)
 	}
 }

@@ -41,7 +41,7 @@ func TestListedKeepsWhatTheStatusIsReadFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	summaries, err := digitalocean.ListSummariesByTag(context.Background(), client, "t")
+	summaries, err := digitalocean.DropletsOf(client).ListSummariesByTag(context.Background(), "t", digitalocean.PriorityResync)
 	if err != nil || len(summaries) != 1 {
 		t.Fatalf("list of summaries: %v, %v", summaries, err)
 	}

@@ -159,10 +159,10 @@ func (f *listCache) key(client *godo.Client, tag string) listKey {
 func (f *listCache) relist(key listKey) (*dropletList, error) {
 	v, err, _ := f.lists.Do(fmt.Sprintf("%p/%s", key.client, key.tag), func() (any, error) {
 		// Not the caller's context: the answer serves every waiting Droplet.
-		ctx, cancel := digitalocean.CallContext(f.ctx, f.priority(key))
+		ctx, cancel := digitalocean.CallContext(f.ctx)
 		defer cancel()
 		taken := time.Now()
-		found, err := digitalocean.ListSummariesByTag(ctx, key.client, key.tag)
+		found, err := digitalocean.DropletsOf(key.client).ListSummariesByTag(ctx, key.tag, f.priority(key))
 		if err != nil {
 			return nil, err
 		}

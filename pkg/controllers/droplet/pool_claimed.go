@@ -10,7 +10,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 )
 
 // adoptClaimed takes over the pool droplet d's VM claimed: it never creates
@@ -30,15 +29,15 @@ func (h *handler) adoptClaimed(ctx context.Context, client *godo.Client, d *v1al
 	} else {
 		// The member is not in the cache (a restart while its cache fills):
 		// one read instead.
-		found, err := digitalocean.DropletsOf(client).Get(ctx, id)
+		found, err := digitalocean.DropletsOf(client).Get(ctx, id, digitalocean.PriorityCreate)
 		if err != nil {
-			return h.failDO(d, v1alpha1.Created, err), nil
+			return h.pass.FailDO(d, v1alpha1.Created, err), nil
 		}
 		if found == nil {
 			h.claimedGone(d)
 			return 0, nil
 		}
-		h.backoff.Reset(cache.MetaObjectToName(d).String())
+		h.pass.Succeeded(d)
 		d.Status.DropletID = found.ID
 		h.observeFields(d, found)
 	}
@@ -88,7 +87,7 @@ func (h *handler) claimedGone(d *v1alpha1.Droplet) {
 	if v1alpha1.Ready.IsTrue(d) {
 		events.SetCondition(d, v1alpha1.Ready, false, "NotFound", fmt.Sprintf("DigitalOcean does not know droplet %d", d.Spec.ClaimedDropletID))
 	}
-	h.fail(d, v1alpha1.Created, v1alpha1.ReasonClaimedDropletGone, fmt.Sprintf(
+	h.pass.Fail(d, v1alpha1.Created, v1alpha1.ReasonClaimedDropletGone, fmt.Sprintf(
 		"droplet %d, taken from warm pool %q, no longer exists in DigitalOcean and is not replaced: delete the VM to get a new one", d.Spec.ClaimedDropletID, poolName(d)))
 }
 

@@ -68,5 +68,5 @@ func (h *handler) releaseHandedOver(d *v1alpha1.Droplet) {
 	message := fmt.Sprintf("droplet %d handed over to VM %q; not deleted", d.Status.DropletID, d.Status.Claim.VirtualMachine)
 	logFor(d).WithField("droplet", d.Status.DropletID).WithField("claimed_by", d.Status.Claim.VirtualMachine).Info(message)
 	h.recorder.Event(d, corev1.EventTypeNormal, "HandedOver", message)
-	h.forgetDroplet(d)
+	h.pass.Forget(d)
 }

@@ -81,7 +81,7 @@ func (h *handler) reportUnreachable(d *v1alpha1.Droplet, reason, message string)
 		events.SetCondition(d, v1alpha1.Reachable, false, reason, message)
 		return
 	}
-	h.transition(d, v1alpha1.Reachable, false, reason, message)
+	h.pass.Transition(d, v1alpha1.Reachable, false, reason, message)
 }
 
 // pastReadyTimeout: ready_timeout has passed since DigitalOcean created the

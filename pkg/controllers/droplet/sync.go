@@ -6,12 +6,10 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 )
@@ -39,43 +37,36 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		// VM is not warned: its Environment is, and a deletion says so when
 		// it needs the token.
 		logFor(d).WithError(err).Debug("cannot re-read the droplet without its token")
-		return h.finish(orig, d, h.opts.ActiveResync)
+		return h.pass.Finish(orig, d, h.opts.ActiveResync)
 	}
 	if err != nil {
-		h.fail(d, v1alpha1.Created, "TokenUnavailable", err.Error())
-		return h.finish(orig, d, 0)
+		h.pass.Fail(d, v1alpha1.Created, "TokenUnavailable", err.Error())
+		return h.pass.Finish(orig, d, 0)
 	}
+	if d.Status.DropletID == 0 && h.notes.isRecorded(d) {
+		// This process wrote the droplet's ID already and the cache lags:
+		// the watch brings that copy, and looking the droplet up again
+		// now would cost a request and a conflicting write.
+		return orig, nil
+	}
+	ctx, cancel := digitalocean.CallContext(h.ctx)
+	defer cancel()
 	var requeue time.Duration
-	if d.Status.DropletID == 0 {
-		if h.notes.isRecorded(d) {
-			// This process wrote the droplet's ID already and the cache lags:
-			// the watch brings that copy, and looking the droplet up again
-			// now would cost a request and a conflicting write.
-			return orig, nil
-		}
-		if d.Spec.ClaimedDropletID != 0 {
-			// Taken from a warm pool: the user waits, as for a create.
-			ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
-			defer cancel()
-			requeue, err = h.adoptClaimed(ctx, client, d)
-		} else if d.Spec.AdoptedDropletID != 0 {
-			ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
-			defer cancel()
-			requeue, err = h.adoptAlpha(ctx, client, d)
-		} else {
-			ctx, cancel := digitalocean.CallContext(h.ctx, createPriority(d))
-			defer cancel()
-			requeue, err = h.create(ctx, client, d)
-		}
-	} else {
-		ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityResync)
-		defer cancel()
+	switch {
+	case d.Status.DropletID != 0:
 		requeue, err = h.refresh(ctx, client, d)
+	case d.Spec.ClaimedDropletID != 0:
+		// Taken from a warm pool: the user waits, as for a create.
+		requeue, err = h.adoptClaimed(ctx, client, d)
+	case d.Spec.AdoptedDropletID != 0:
+		requeue, err = h.adoptAlpha(ctx, client, d)
+	default:
+		requeue, err = h.create(ctx, client, d)
 	}
 	if err != nil {
 		// The error re-queues the Droplet, after the status write records
 		// what the pass found.
-		written, werr := h.finish(orig, d, 0)
+		written, werr := h.pass.Finish(orig, d, 0)
 		if werr != nil {
 			return written, werr
 		}
@@ -88,7 +79,7 @@ func (h *handler) sync(_ string, d *v1alpha1.Droplet) (*v1alpha1.Droplet, error)
 		h.droplets.EnqueueAfter(d.Namespace, d.Name, requeue)
 		return orig, nil
 	}
-	return h.finish(orig, d, requeue)
+	return h.pass.Finish(orig, d, requeue)
 }
 
 // firstLookWriteWait is the longest wait for a create before which a new
@@ -105,31 +96,6 @@ func firstLookChangedNothing(orig, d *v1alpha1.Droplet, requeue time.Duration) b
 		equality.Semantic.DeepEqual(orig.Status, d.Status)
 }
 
-// finish writes a changed status, then records the pass's Events and
-// schedules the next look (requeue; 0: none).
-func (h *handler) finish(orig, d *v1alpha1.Droplet, requeue time.Duration) (*v1alpha1.Droplet, error) {
-	statecolumn.StampDroplet(d)
-	held := h.held.Take(d)
-	if !equality.Semantic.DeepEqual(orig.Status, d.Status) {
-		events.MarkConfigValid(d)
-		now := metav1.Now()
-		d.Status.LastSynced = &now
-		updated, err := h.droplets.UpdateStatus(d)
-		if err != nil {
-			// A conflict is re-queued by the watch; a create is found again by
-			// its tag. The next pass records the same transitions, Events and all.
-			return orig, err
-		}
-		d = updated
-		h.notes.noteRecorded(d)
-	}
-	held.Flush()
-	if requeue > 0 {
-		h.droplets.EnqueueAfter(d.Namespace, d.Name, requeue)
-	}
-	return d, nil
-}
-
 // progress records a step on the way to a running VM: an Event on the
 // Droplet only when its VM will not announce the step itself (it does for
 // the first create and the first boot, see virtualmachine's announce). One
@@ -142,7 +108,7 @@ func (h *handler) progress(d *v1alpha1.Droplet, cond condition.Cond, reason, mes
 		events.SetCondition(d, cond, true, reason, message)
 		return
 	}
-	h.transition(d, cond, true, reason, message)
+	h.pass.Transition(d, cond, true, reason, message)
 }
 
 // vmStatusesAfter are the VM statuses from which the VM no longer announces
@@ -151,17 +117,6 @@ var vmStatusesAfter = map[condition.Cond][]hfv1.VmStatus{
 	v1alpha1.Created:   {hfv1.VmStatusProvisioned, hfv1.VmStatusRunning},
 	v1alpha1.Ready:     {hfv1.VmStatusRunning},
 	v1alpha1.Reachable: {hfv1.VmStatusRunning},
-}
-
-// transition records a condition change as an Event on the Droplet, and on
-// its VM too when it is a problem: the VM's own Events tell its progress.
-// The Events wait for the status write that records the change (finish).
-func (h *handler) transition(d *v1alpha1.Droplet, cond condition.Cond, ok bool, reason, message string) {
-	if ok {
-		h.held.Transition(d, cond, ok, reason, message)
-		return
-	}
-	h.held.Transition(d, cond, ok, reason, message, h.vmOf(d))
 }
 
 // firstLoginWait bounds how long the write of a droplet's activity waits for
@@ -176,5 +131,5 @@ const firstLoginWait = time.Second
 // for the write: the next pass would record it again.
 func (h *handler) firstLoginUnderWay(orig, d *v1alpha1.Droplet) bool {
 	return !v1alpha1.Ready.IsTrue(orig) && v1alpha1.Ready.IsTrue(d) && v1alpha1.Reachable.GetStatus(d) == "" &&
-		h.prober != nil && h.prober.inFlightFor(cache.MetaObjectToName(d).String(), firstLoginWait) && !h.held.Holds(d)
+		h.prober != nil && h.prober.inFlightFor(cache.MetaObjectToName(d).String(), firstLoginWait) && !h.pass.Held.Holds(d)
 }

@@ -95,10 +95,10 @@ func TestActiveWaitsForTheFirstLoginOnlyWhileItRuns(t *testing.T) {
 		{"still booting", inFlight, func(orig *v1alpha1.Droplet) *v1alpha1.Droplet { return orig.DeepCopy() }, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := &handler{prober: c.prober, held: events.NewHeld(nil)}
+			h := (&handler{prober: c.prober}).withPass(nil)
 			orig := booting()
 			if c.held {
-				h.held.For(orig)
+				h.pass.Held.For(orig)
 			}
 			if got := h.firstLoginUnderWay(orig, c.pass(orig)); got != c.skip {
 				t.Fatalf("write skipped: %v, want %v", got, c.skip)

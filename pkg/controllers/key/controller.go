@@ -14,22 +14,18 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/owner"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/pass"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/related"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/sshkey"
-	"github.com/rancher/wrangler/v3/pkg/condition"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/rancher/wrangler/v3/pkg/relatedresource"
 	"github.com/sirupsen/logrus"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -45,13 +41,12 @@ type handler struct {
 	secrets  corecontrollers.SecretCache
 	vms      hfcontrollers.VirtualMachineCache
 	recorder record.EventRecorder
-	// backoff spaces out each Key's retries after transient failures.
-	backoff *digitalocean.Backoff
 	// sent holds the UIDs of Keys this process sent a create for: a status
 	// write lost after it leaves the Key looking never synced.
 	sent sync.Map
-	// held holds each pass's Events until its status write (finish).
-	held *events.Held
+	// pass holds each pass's Events until its status write, and spaces
+	// out each Key's retries after transient failures.
+	pass *pass.Kit[*v1alpha1.Key]
 	// pause and pauseDelay order a deleted VM's key delete after the
 	// droplets' (see afterdroplets.go).
 	pause      *deletepause.Pause
@@ -70,7 +65,8 @@ type Options struct {
 func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	keys, droplets, secrets := c.Keys, c.Droplets, c.Secrets
 	h := &handler{ctx: ctx, clients: c.DigitalOcean, keys: keys, droplets: droplets.Cache(), secrets: secrets.Cache(), vms: c.VMs.Cache(),
-		recorder: c.Recorder, held: events.NewHeld(c.Recorder), backoff: digitalocean.NewBackoff(), pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
+		recorder: c.Recorder, pause: opts.DeletePause, pauseDelay: opts.PauseDelay}
+	h.withPass(c.Recorder)
 	// The remove handler first, so that sync gets the Key its finalizer
 	// write returned and registers the key in the same pass.
 	// The original alpha provisioner's Keys are the takeover's to clean up
@@ -112,7 +108,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	case k.Status.KeyID != 0 && served(d) && d.DeletionTimestamp == nil && !h.vmDeleting(k):
 		orig := k
 		k = k.DeepCopy()
-		return h.finish(orig, k, h.retire(k, d.Status.DropletID))
+		return h.pass.Finish(orig, k, h.retire(k, d.Status.DropletID))
 	case k.Status.KeyID != 0, k.IsRetired() && !awaitsCreate(d):
 		return k, nil
 	case k.Spec.AdoptedKeyID != 0:
@@ -123,7 +119,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		orig := k
 		k = k.DeepCopy()
 		h.adopt(k)
-		return h.finish(orig, k, 0)
+		return h.pass.Finish(orig, k, 0)
 	}
 	if !finalizer.Has(k, finalizer.KeyCleanupHandler) {
 		// Made without it (the VM controller makes it with the finalizer on),
@@ -135,7 +131,7 @@ func (h *handler) sync(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	orig := k
 	k = k.DeepCopy()
 	retry := h.register(k)
-	return h.finish(orig, k, retry)
+	return h.pass.Finish(orig, k, retry)
 }
 
 // register creates the key in DigitalOcean, or adopts it (by fingerprint) if DigitalOcean has it already.
@@ -146,15 +142,15 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 	k.Status.NotCreated = k.Status.NotCreated || (neverSynced(k) && !sentHere)
 	publicKey, fingerprint, err := h.publicKey(k)
 	if err != nil {
-		h.transition(k, v1alpha1.Created, false, "KeyPairUnavailable", err.Error())
+		h.pass.Transition(k, v1alpha1.Created, false, "KeyPairUnavailable", err.Error())
 		return 0
 	}
 	client, err := h.clients.ForSecret(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
 	if err != nil {
-		h.transition(k, v1alpha1.Created, false, "TokenUnavailable", err.Error())
+		h.pass.Transition(k, v1alpha1.Created, false, "TokenUnavailable", err.Error())
 		return 0
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityCreate)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 
 	// Created first, looked up only when DigitalOcean says it has the key
@@ -173,14 +169,14 @@ func (h *handler) register(k *v1alpha1.Key) time.Duration {
 		existing, err = keys.GetByFingerprint(ctx, fingerprint)
 	}
 	if err != nil {
-		return h.failDO(k, v1alpha1.Created, err)
+		return h.pass.FailDO(k, v1alpha1.Created, err)
 	}
 	// Backoff counts failed calls in a row, not failed passes.
-	h.backoff.Reset(cache.MetaObjectToName(k).String())
+	h.pass.Succeeded(k)
 	k.Status.NotCreated = false
 	k.Status.KeyID = existing.ID
 	k.Status.Fingerprint = existing.Fingerprint
-	h.transition(k, v1alpha1.Created, true, reason, fmt.Sprintf("SSH key %d (%s) registered", existing.ID, existing.Fingerprint))
+	h.pass.Transition(k, v1alpha1.Created, true, reason, fmt.Sprintf("SSH key %d (%s) registered", existing.ID, existing.Fingerprint))
 	// Ready follows from Created here: one step, one Event.
 	events.SetCondition(k, v1alpha1.Ready, true, reason, "SSH key is registered in DigitalOcean")
 	return 0
@@ -212,19 +208,19 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 		return k, nil
 	}
 	if k.IsRetired() {
-		h.forget(k)
+		h.pass.Forget(k)
 		return k, nil // deleted in DigitalOcean already, and logged then
 	}
 	if k.Status.NotCreated && k.Status.KeyID == 0 {
 		logrus.WithField("vm", vmName(k)).Info("DigitalOcean holds nothing of this SSH key (every create was refused or none was sent); releasing the Key")
-		h.forget(k)
+		h.pass.Forget(k)
 		return k, nil
 	}
 	orig := k
 	k = k.DeepCopy()
 	if wait := h.waitForDroplets(k); wait > 0 {
 		logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Debugf("SSH key deleted in DigitalOcean once droplet deletes pause; looking again in %v", wait)
-		return finalizer.Keep(h.finish(orig, k, wait))
+		return finalizer.Keep(h.pass.Finish(orig, k, wait))
 	}
 	client, err := h.clients.ForSecret(h.secrets, k.Namespace, k.Spec.TokenSecretRef)
 	if err != nil {
@@ -232,77 +228,36 @@ func (h *handler) cleanup(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 			// Never synced, and without a token nothing could have been registered.
 			return k, nil
 		}
-		h.transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
-		return finalizer.Keep(h.finish(orig, k, time.Minute))
+		h.pass.Transition(k, v1alpha1.Deleting, false, "TokenUnavailable", "cannot delete the SSH key: "+err.Error())
+		return finalizer.Keep(h.pass.Finish(orig, k, time.Minute))
 	}
 	if wait := h.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
-		return finalizer.Keep(h.finish(orig, k, wait))
+		return finalizer.Keep(h.pass.Finish(orig, k, wait))
 	}
 	// Even a Key without status may have been registered: the create can
 	// succeed and the status write after it fail (the Key being deleted at
 	// that moment is enough). Deleting by fingerprint costs one call.
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 	keys := digitalocean.KeysOf(client)
 	if k.Status.KeyID != 0 {
-		err = keys.Delete(ctx, k.Status.KeyID)
+		err = keys.Delete(ctx, k.Status.KeyID, digitalocean.PriorityTidy)
 	} else if k.Spec.AdoptedKeyID != 0 {
 		// Taken over but not yet recorded: the alpha's key, by its ID.
-		err = keys.Delete(ctx, k.Spec.AdoptedKeyID)
+		err = keys.Delete(ctx, k.Spec.AdoptedKeyID, digitalocean.PriorityTidy)
 	} else if _, fingerprint, ferr := h.publicKey(k); ferr == nil {
-		err = keys.DeleteByFingerprint(ctx, fingerprint)
+		err = keys.DeleteByFingerprint(ctx, fingerprint, digitalocean.PriorityTidy)
 	}
 	if err != nil {
-		return finalizer.Keep(h.finish(orig, k, h.failDO(k, v1alpha1.Deleting, err)))
+		return finalizer.Keep(h.pass.Finish(orig, k, h.pass.FailDO(k, v1alpha1.Deleting, err)))
 	}
-	h.forget(k)
+	h.pass.Forget(k)
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).Info("SSH key deleted in DigitalOcean")
 	return k, nil
 }
 
-// finish writes a changed status, then records the pass's Events and
-// schedules the next look (requeue; 0: none).
-func (h *handler) finish(orig, k *v1alpha1.Key, requeue time.Duration) (*v1alpha1.Key, error) {
-	statecolumn.StampKey(k)
-	held := h.held.Take(k)
-	if !equality.Semantic.DeepEqual(orig.Status, k.Status) {
-		updated, err := h.keys.UpdateStatus(k)
-		if err != nil {
-			// The next pass finds the same transitions and records them.
-			return orig, err
-		}
-		k = updated
-	}
-	held.Flush()
-	if requeue > 0 {
-		h.keys.EnqueueAfter(k.Namespace, k.Name, requeue)
-	}
-	return k, nil
-}
-
-// failDO records a DigitalOcean error on cond and says when to look again.
-func (h *handler) failDO(k *v1alpha1.Key, cond condition.Cond, err error) time.Duration {
-	f := digitalocean.Classify(err)
-	metrics.ReconcileErrors.WithLabelValues("Key", f.Reason).Inc()
-	message := f.Describe(digitalocean.OriginOf(k, k.Spec.TokenSecretRef.Name), func(string) string { return "" })
-	logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Warn(message)
-	h.transition(k, cond, false, f.Reason, message)
-	return h.backoff.Delay(cache.MetaObjectToName(k).String(), f)
-}
-
 // neverSynced: no pass of this controller has recorded anything on k.
 func neverSynced(k *v1alpha1.Key) bool { return k.Status.KeyID == 0 && k.Status.Conditions == nil }
-
-// forget drops what this process remembers of a Key that is going.
-func (h *handler) forget(k *v1alpha1.Key) {
-	h.backoff.Reset(cache.MetaObjectToName(k).String())
-	h.sent.Delete(k.UID)
-}
-
-// transition records a condition change; its Events wait for finish's write.
-func (h *handler) transition(k *v1alpha1.Key, cond condition.Cond, ok bool, reason, message string) {
-	h.held.Transition(k, cond, ok, reason, message, h.vmOf(k))
-}
 
 func (h *handler) vmOf(k *v1alpha1.Key) *hfv1.VirtualMachine { return owner.VM(h.vms, k, vmName(k)) }
 

@@ -7,14 +7,13 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
 )
 
 // forceRelease forgets a deleting Key without deleting its key in
 // DigitalOcean, as v1alpha1.ForceReleaseAnnotation asks, and names on the
 // Key and its VM what may be left behind.
 func (h *handler) forceRelease(k *v1alpha1.Key) {
-	h.backoff.Reset(cache.MetaObjectToName(k).String())
+	h.pass.Succeeded(k)
 	what := fmt.Sprintf("an SSH key named %q (no ID was recorded)", k.Spec.Name)
 	if k.Status.KeyID != 0 {
 		what = fmt.Sprintf("SSH key %d (%s, fingerprint %s)", k.Status.KeyID, k.Spec.Name, k.Status.Fingerprint)

@@ -9,7 +9,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	"github.com/sirupsen/logrus"
-	"k8s.io/client-go/tools/cache"
 )
 
 // A droplet's own Key (a VM's, or a pool member's made without the shared
@@ -59,14 +58,14 @@ func (h *handler) retire(k *v1alpha1.Key, droplet int) time.Duration {
 	if wait := h.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
 		return wait
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
-	if err := digitalocean.KeysOf(client).Delete(ctx, k.Status.KeyID); err != nil {
+	if err := digitalocean.KeysOf(client).Delete(ctx, k.Status.KeyID, digitalocean.PriorityTidy); err != nil {
 		f := digitalocean.Classify(err)
 		logrus.WithField("vm", vmName(k)).WithField("reason", f.Reason).Info("retiring the SSH key failed; trying again later: " + f.Message)
-		return h.backoff.Delay(cache.MetaObjectToName(k).String(), f)
+		return h.pass.Retry(k, f)
 	}
-	h.backoff.Reset(cache.MetaObjectToName(k).String())
+	h.pass.Succeeded(k)
 	// The same line as a deletion at the VM's end: it is the key's one delete.
 	logrus.WithField("vm", vmName(k)).WithField("key", k.Status.KeyID).WithField("droplet", droplet).
 		WithField("why", "its droplet exists; the key pair stays in its Secret").Info("SSH key deleted in DigitalOcean")

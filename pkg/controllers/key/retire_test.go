@@ -10,7 +10,6 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/deletepause"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
-	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
 	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
@@ -65,8 +64,8 @@ func newRetireWorld(t *testing.T) *retireWorld {
 		droplets: testutil.NamedCache[*v1alpha1.Droplet]{Objs: map[string]*v1alpha1.Droplet{"vm": w.droplet}},
 		vms:      testutil.NamedCache[*hfv1.VirtualMachine]{Objs: map[string]*hfv1.VirtualMachine{}},
 		clients:  digitalocean.NewClients(do.URL(), digitalocean.LimiterOptions{Disabled: true}),
-		recorder: recorder, held: events.NewHeld(recorder), backoff: digitalocean.NewBackoff(),
-		pause: deletepause.New(time.Time{}), pauseDelay: time.Minute}
+		recorder: recorder, pause: deletepause.New(time.Time{}), pauseDelay: time.Minute}
+	w.h.withPass(recorder)
 	return w
 }
 

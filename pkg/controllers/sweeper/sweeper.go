@@ -120,9 +120,9 @@ func (s *sweeper) sweep(ctx context.Context) {
 
 // sweepDroplets deletes this installation's droplets whose VM UID is gone.
 func (s *sweeper) sweepDroplets(ctx context.Context, client *godo.Client, liveVMs map[string]bool, log *logrus.Entry) {
-	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
+	callCtx, cancel := digitalocean.CallContext(ctx)
 	defer cancel()
-	found, err := digitalocean.ListSummariesByTag(callCtx, client, digitalocean.InstallationTag(s.opts.InstallationID))
+	found, err := digitalocean.DropletsOf(client).ListSummariesByTag(callCtx, digitalocean.InstallationTag(s.opts.InstallationID), digitalocean.PriorityDelete)
 	if err != nil {
 		log.WithError(err).Warn("orphan sweep: listing droplets")
 		return
@@ -233,10 +233,10 @@ func (r records) orphaned(d godo.Droplet, live map[string]bool) bool {
 // Listing keys has its own low limit at DigitalOcean, hence once per sweep;
 // every page, so an account with more than 200 keys is swept whole.
 func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys map[int]bool, log *logrus.Entry) {
-	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityDelete)
+	callCtx, cancel := digitalocean.CallContext(ctx)
 	defer cancel()
 	prefix := digitalocean.KeyName(s.opts.Namespace, "")
-	keys, err := digitalocean.ListKeys(callCtx, client)
+	keys, err := digitalocean.KeysOf(client).List(callCtx, digitalocean.PriorityDelete)
 	if err != nil {
 		log.WithError(err).Warn("orphan sweep: listing keys")
 		return
@@ -245,7 +245,7 @@ func (s *sweeper) sweepKeys(ctx context.Context, client *godo.Client, ownKeys ma
 		if !strings.HasPrefix(k.Name, prefix) || ownKeys[k.ID] || s.keyMayBeInFlight(k) {
 			continue
 		}
-		if err := digitalocean.KeysOf(client).Delete(callCtx, k.ID); err != nil {
+		if err := digitalocean.KeysOf(client).Delete(callCtx, k.ID, digitalocean.PriorityDelete); err != nil {
 			log.WithError(err).Warn("orphan sweep: deleting key")
 			continue
 		}

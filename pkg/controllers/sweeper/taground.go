@@ -52,9 +52,9 @@ func (t *tagTidy) listEmpty(ctx context.Context, client *godo.Client, st *tokenT
 	if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
 		return time.Now().Add(wait), false
 	}
-	callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
+	callCtx, cancel := digitalocean.CallContext(ctx)
 	defer cancel()
-	tags, err := digitalocean.ListTags(callCtx, client)
+	tags, err := digitalocean.TagsOf(client).List(callCtx)
 	if err != nil {
 		log.WithError(err).Warn("tag tidy: listing tags")
 		return time.Now().Add(t.delay), false
@@ -110,7 +110,7 @@ func (t *tagTidy) deleteConfirmed(ctx context.Context, client *godo.Client, st *
 		if wait := t.s.clients.Room(client, digitalocean.PriorityTidy); wait > 0 {
 			return deleted, time.Now().Add(wait)
 		}
-		callCtx, cancel := digitalocean.CallContext(ctx, digitalocean.PriorityTidy)
+		callCtx, cancel := digitalocean.CallContext(ctx)
 		err := digitalocean.TagsOf(client).Delete(callCtx, tag)
 		cancel()
 		if err != nil {

@@ -57,7 +57,7 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 		h.keys.EnqueueAfter(k.Namespace, k.Name, wait)
 		return nil
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityTidy)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 	all, err := h.lists.get(ctx, client, digitalocean.TokenHash(token))
 	if digitalocean.IsHeldBack(err) {
@@ -86,7 +86,7 @@ func (h *handler) deleteDuplicates(k *v1alpha1.Key) error {
 			h.recorder.Event(vm, corev1.EventTypeWarning, "UnrecordedKey", message)
 			continue
 		}
-		err := digitalocean.KeysOf(client).Delete(ctx, key.ID)
+		err := digitalocean.KeysOf(client).Delete(ctx, key.ID, digitalocean.PriorityTidy)
 		if digitalocean.IsHeldBack(err) {
 			h.keys.EnqueueAfter(k.Namespace, k.Name, digitalocean.Classify(err).RetryAfter)
 			return nil
@@ -143,7 +143,7 @@ func (l *keyLists) get(ctx context.Context, client *godo.Client, tokenHash strin
 	if cached, ok := l.byToken[tokenHash]; ok && time.Since(cached.at) < keyListLife {
 		return cached.keys, nil
 	}
-	keys, err := digitalocean.ListKeys(ctx, client)
+	keys, err := digitalocean.KeysOf(client).List(ctx, digitalocean.PriorityTidy)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (h *handler) onKey(_ string, k *v1alpha1.Key) (*v1alpha1.Key, error) {
 	what := fmt.Sprintf("SSH key %d", id)
 	done, err := h.settle(k, k.Spec.Machine, alpha.KeyFinalizer, id, what, func() bool { return h.keyRecorded(k, id) },
 		func(ctx context.Context, c *godo.Client) (bool, error) {
-			return digitalocean.KeysOf(c).DeleteHeld(ctx, id)
+			return digitalocean.KeysOf(c).DeleteHeld(ctx, id, digitalocean.PriorityDelete)
 		})
 	if err != nil || !done {
 		return k, err

@@ -106,7 +106,7 @@ func (h *handler) deleteEverywhere(del func(context.Context, *godo.Client) (held
 		// Gone or not, no one could say: it is looked for again later.
 		return false, errNoToken
 	}
-	ctx, cancel := digitalocean.CallContext(h.ctx, digitalocean.PriorityDelete)
+	ctx, cancel := digitalocean.CallContext(h.ctx)
 	defer cancel()
 	for _, token := range tokens {
 		client, err := h.clients.For(token)
