@@ -87,35 +87,43 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	return env, nil
 }
 
+// start starts etcd, kube-apiserver and kube-controller-manager, each on
+// ports picked just before it starts (onFreePorts).
 func (e *Env) start(ctx context.Context, bins binaries, opts Options) error {
-	ports, err := freePorts(4)
-	if err != nil {
-		return err
-	}
-	etcdPort, peerPort, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
-	e.host = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-
+	var err error
 	if e.certs, err = newPKI(e.Dir); err != nil {
 		return err
 	}
-	if err := writeKubeconfig(e.KubeconfigPath, e.Config()); err != nil {
-		return err
-	}
-
 	if e.etcdDataDir, err = newEtcdDataDir(e.Dir); err != nil {
 		return err
 	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
-	e.etcd = newEtcd(bins.etcd, e.Dir, e.etcdDataDir, etcdPort, peerPort)
-	if err := e.etcd.start(); err != nil {
-		return err
-	}
-	if err := e.etcd.waitReady(ctx, etcdHealthy(etcdURL)); err != nil {
+	var etcdURL string
+	err = onFreePorts(2, func(ports []int) error {
+		// A run that failed may have written the data dir for its ports.
+		if err := resetDir(e.etcdDataDir); err != nil {
+			return err
+		}
+		etcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+		e.etcd = newEtcd(bins.etcd, e.Dir, e.etcdDataDir, ports[0], ports[1])
+		return startAndWait(ctx, e.etcd, etcdHealthy(etcdURL))
+	})
+	if err != nil {
 		return err
 	}
 
-	e.apiserver = newAPIServer(bins.apiserver, e.Dir, apiPort, etcdURL, e.certs)
-	if err := e.startAPIServer(ctx); err != nil {
+	err = onFreePorts(1, func(ports []int) error {
+		e.host = "https://127.0.0.1:" + strconv.Itoa(ports[0])
+		e.apiserver = newAPIServer(bins.apiserver, e.Dir, ports[0], etcdURL, e.certs)
+		err := e.startAPIServer(ctx)
+		if err != nil {
+			e.apiserver.stop()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeKubeconfig(e.KubeconfigPath, e.Config()); err != nil {
 		return err
 	}
 	// Listable CRDs are enough for the garbage collector's discovery; the apiserver's
@@ -125,14 +133,35 @@ func (e *Env) start(ctx context.Context, bins binaries, opts Options) error {
 		return err
 	}
 
-	e.controllerManager = newControllerManager(bins.controllerManager, e.Dir, kcmPort, e.KubeconfigPath, e.certs)
-	if err := e.controllerManager.start(); err != nil {
-		return err
-	}
-	if err := e.controllerManager.waitReady(ctx, controllerManagerHealthy(kcmPort)); err != nil {
+	err = onFreePorts(1, func(ports []int) error {
+		e.controllerManager = newControllerManager(bins.controllerManager, e.Dir, ports[0], e.KubeconfigPath, e.certs)
+		return startAndWait(ctx, e.controllerManager, controllerManagerHealthy(ports[0]))
+	})
+	if err != nil {
 		return err
 	}
 	return sleepUntil(ctx, createsFastAt)
+}
+
+// startAndWait starts p and waits until check passes; p is stopped if it
+// does not.
+func startAndWait(ctx context.Context, p *process, check func(context.Context) error) error {
+	if err := p.start(); err != nil {
+		return err
+	}
+	if err := p.waitReady(ctx, check); err != nil {
+		p.stop()
+		return err
+	}
+	return nil
+}
+
+// resetDir empties dir, keeping it.
+func resetDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return os.Mkdir(dir, 0o700)
 }
 
 func (e *Env) startAPIServer(ctx context.Context) error {
