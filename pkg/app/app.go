@@ -59,6 +59,9 @@ type Options struct {
 	// KeyDeleteDelay is how long Droplet deletes must pause before deleted
 	// VMs' SSH keys are deleted in DigitalOcean.
 	KeyDeleteDelay time.Duration
+	// RefusedCreatePause is how long a create DigitalOcean refused waits
+	// before it is sent again unchanged (droplet's default when zero).
+	RefusedCreatePause time.Duration
 	// WarmPoolSurplusIdle is how long a ready member beyond an auto-sized
 	// pool's size waits unclaimed before it is deleted (warmpool's default when zero).
 	WarmPoolSurplusIdle time.Duration
@@ -273,7 +276,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		set, verdicts, applier)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
-		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay}, set)
+		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay, RefusedCreatePause: opts.RefusedCreatePause, Catalogs: catalogs}, set)
 	// Deleted VMs' keys and our empty tags wait for droplet deletes to pause.
 	deletes := deletepause.New(time.Now())
 	deletes.Register(ctx, set)

@@ -33,7 +33,9 @@
 //     drain.go empties a pool; handover.go gives a member to a VM;
 //     status.go records the counts.
 //   - environment checks an Environment's config, token and catalog entries
-//     when it is saved (validate.go, preflight.go, catalog.go); it reports
+//     when it is saved (validate.go, preflight.go, catalog.go), and the
+//     token's droplet limit against the seats its events still need
+//     (headroom.go); it reports
 //     with Events and a metric (report.go), never writes the Environment,
 //     and tells the VM controller which configs are invalid (verdicts.go).
 //   - sweeper runs two background rounds: the orphan sweep (sweeper.go,

@@ -2,12 +2,14 @@ package digitalocean
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/digitalocean/godo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 )
 
 // CatalogTTL is how long a token's catalog is reused: DigitalOcean's
@@ -53,7 +55,8 @@ func contains(list []string, v string) bool {
 // keyed by the token's hash. All its requests go at PriorityCatalog, so a
 // busy token spends its budget on droplets first. With CatalogTTL and
 // AccountTTL a token costs about five requests an hour however many
-// Environments use it.
+// Environments use it, and the account's droplet count (DropletsHeld) one
+// more at most every AccountTTL.
 type Catalogs struct {
 	clients *Clients
 	now     func() time.Time
@@ -70,11 +73,20 @@ type tokenCatalog struct {
 	retryAt time.Time
 	account verdict
 	images  map[string]imageVerdict
+	// held is the account's droplet count as last read.
+	held count
 }
 
 type verdict struct {
 	checked time.Time
 	err     error // nil: the token works
+	// dropletLimit is the account's droplet limit (0: not read).
+	dropletLimit int
+}
+
+type count struct {
+	read time.Time
+	n    int
 }
 
 type imageVerdict struct {
@@ -119,11 +131,71 @@ func (c *Catalogs) CheckAccount(ctx context.Context, token string, maxAge time.D
 	}
 	ctx, cancel := CallContext(WithPriority(ctx, PriorityCatalog))
 	defer cancel()
-	_, _, err = client.Account.Get(ctx)
+	account, _, err := client.Account.Get(ctx)
 	if err == nil || Classify(err).Reason == "Unauthorized" {
 		tc.account = verdict{checked: now, err: err}
 	}
+	if err == nil {
+		tc.account.dropletLimit = account.DropletLimit
+		metrics.AccountDropletLimit.WithLabelValues(TokenHash(token)).Set(float64(account.DropletLimit))
+	}
 	return err
+}
+
+// DropletLimit is the droplet limit of token's account as its last
+// successful CheckAccount read it; 0 when none has.
+func (c *Catalogs) DropletLimit(token string) int {
+	tc := c.forToken(token)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.account.dropletLimit
+}
+
+// DropletsHeld is how many droplets token's account holds: this
+// installation's, other installations' and any others, since they all
+// count against the account's droplet limit. One request (a list of one
+// droplet a page, read for its total), reused for maxAge (AccountTTL when
+// zero).
+func (c *Catalogs) DropletsHeld(ctx context.Context, token string, maxAge time.Duration) (int, error) {
+	if maxAge <= 0 {
+		maxAge = AccountTTL
+	}
+	tc := c.forToken(token)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if !tc.held.read.IsZero() && c.now().Sub(tc.held.read) < maxAge {
+		return tc.held.n, nil
+	}
+	return c.countDroplets(ctx, token, tc)
+}
+
+// CountDroplets is DropletsHeld read now, whatever the last count's age.
+func (c *Catalogs) CountDroplets(ctx context.Context, token string) (int, error) {
+	tc := c.forToken(token)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return c.countDroplets(ctx, token, tc)
+}
+
+// countDroplets reads the count of token's account; tc.mu is held.
+func (c *Catalogs) countDroplets(ctx context.Context, token string, tc *tokenCatalog) (int, error) {
+	now := c.now()
+	client, err := c.clients.For(token)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := CallContext(WithPriority(ctx, PriorityCatalog))
+	defer cancel()
+	_, resp, err := client.Droplets.List(ctx, &godo.ListOptions{PerPage: 1})
+	if err != nil {
+		return 0, err
+	}
+	if resp.Meta == nil {
+		return 0, errors.New("DigitalOcean's droplet list carried no total")
+	}
+	tc.held = count{read: now, n: resp.Meta.Total}
+	metrics.AccountDroplets.WithLabelValues(TokenHash(token)).Set(float64(resp.Meta.Total))
+	return resp.Meta.Total, nil
 }
 
 // Get returns token's catalog, fetching it when it is older than CatalogTTL.

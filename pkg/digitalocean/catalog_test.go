@@ -145,3 +145,49 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// The account's droplet limit comes with the token's check; the droplets
+// it holds (every installation's) cost one request, reused for maxAge;
+// both are published by token hash.
+func TestAccountDropletLimitAndDropletsHeld(t *testing.T) {
+	do := catalogServer(t, fakedo.Options{BootDelay: fakedo.NoDelay})
+	const token = "dop_v1_account_droplets"
+	do.AddAccount(token, fakedo.AccountOptions{DropletLimit: 100})
+	for _, name := range []string{"a", "b", "c"} {
+		do.CreateDropletOutOfBand(token, godo.DropletCreateRequest{Name: name, Region: "nyc1", Size: "s-1vcpu-1gb",
+			Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}})
+	}
+	cats := NewCatalogs(NewClients(do.URL(), LimiterOptions{}))
+	ctx := context.Background()
+	if got := cats.DropletLimit(token); got != 0 {
+		t.Fatalf("limit before any account check: %d, want 0 (not known)", got)
+	}
+	if err := cats.CheckAccount(ctx, token, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := cats.DropletLimit(token); got != 100 {
+		t.Errorf("limit %d, want 100", got)
+	}
+	for range 2 {
+		if held, err := cats.DropletsHeld(ctx, token, time.Minute); err != nil || held != 3 {
+			t.Fatalf("held %d, %v; want 3", held, err)
+		}
+	}
+	if n := catalogRequests(do)[fakedo.RouteListDroplets]; n != 1 {
+		t.Errorf("%d droplet lists for two reads within maxAge, want 1", n)
+	}
+	hash := TokenHash(token)
+	for _, c := range []struct {
+		name  string
+		gauge interface{ Write(*dto.Metric) error }
+		want  float64
+	}{
+		{"hf_do_account_droplet_limit", metrics.AccountDropletLimit.WithLabelValues(hash), 100},
+		{"hf_do_account_droplets", metrics.AccountDroplets.WithLabelValues(hash), 3},
+	} {
+		var m dto.Metric
+		if err := c.gauge.Write(&m); err != nil || m.GetGauge().GetValue() != c.want {
+			t.Errorf("%s = %v (%v), want %v", c.name, m.GetGauge().GetValue(), err, c.want)
+		}
+	}
+}

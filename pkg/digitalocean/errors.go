@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -103,4 +104,13 @@ func IsRefusal(err error) bool {
 		return true
 	}
 	return false
+}
+
+// IsDropletLimit reports a create DigitalOcean refused because the
+// account holds as many droplets as its droplet limit allows (422
+// "creating this/these droplet(s) will exceed your droplet limit").
+func IsDropletLimit(err error) bool {
+	var resp *godo.ErrorResponse
+	return errors.As(err, &resp) && resp.Response != nil && resp.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(resp.Message), "droplet limit")
 }

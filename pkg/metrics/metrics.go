@@ -54,6 +54,17 @@ var (
 		Name: "hf_do_tags_deleted_total",
 		Help: "Tags of ours (a VM's, a multi-create's, a boot bucket's, a warm pool's, a batched delete's) deleted from DigitalOcean once nothing carried or needed them.",
 	})
+	// AccountDropletLimit and AccountDroplets are each token's account's
+	// droplet limit and the droplets it holds (every installation's), as the
+	// Environment check last read them; by token hash, never the token.
+	AccountDropletLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hf_do_account_droplet_limit",
+		Help: "The droplet limit of each token's DigitalOcean account, by a short hash of the token.",
+	}, []string{"token_hash"})
+	AccountDroplets = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hf_do_account_droplets",
+		Help: "The droplets each token's DigitalOcean account holds (every installation's and any others: they share its limit), by a short hash of the token.",
+	}, []string{"token_hash"})
 	// ReconcileErrors counts failed reconciles by condition reason.
 	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hf_do_reconcile_errors_total",
@@ -63,7 +74,7 @@ var (
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, TagsDeleted, droplets)
+		DORequests, HeldBack, RateLimitRemaining, ProvisioningSeconds, DeletionSeconds, ReconcileErrors, OrphansSwept, TagsDeleted, AccountDropletLimit, AccountDroplets, droplets)
 	// Each controller's queue depth and wait, and each handler's run time
 	// and count: where a slow VM waited. Before any queue exists, since
 	// client-go's workqueue takes its metrics provider at creation.

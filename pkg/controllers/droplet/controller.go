@@ -52,6 +52,14 @@ type Options struct {
 	// last batch for the next one (see deleteQueue); DefaultDeleteTagReuse
 	// when zero. The tag tidy deletes it once released.
 	DeleteTagReuse time.Duration
+	// RefusedCreatePause is how long a create DigitalOcean refused waits
+	// before it is sent again unchanged; DefaultRefusedCreatePause when
+	// zero.
+	RefusedCreatePause time.Duration
+	// Catalogs reads a token's account: a create refused for the droplet
+	// limit says the limit and the droplets held. Nil: DigitalOcean's
+	// message alone.
+	Catalogs *digitalocean.Catalogs
 }
 
 type handler struct {
@@ -79,6 +87,8 @@ type handler struct {
 	prober *prober
 	// deletes sends the reaper's deletes by ID in batches; nil: one by one.
 	deletes *deleteBatcher
+	// limits lines up the creates refused for the droplet limit.
+	limits *limitWaits
 }
 
 // Register wires the Droplet handlers.
@@ -88,11 +98,13 @@ func Register(ctx context.Context, opts Options, c *controllers.Set) {
 		keys: keys.Cache(), secrets: secrets.Cache(), vms: vms.Cache(), vmClient: vms, recorder: c.Recorder,
 		buckets: newBootBuckets(opts.InstallationTag, opts.BootResync), boots: newBootTimes(opts.BootWindow)}
 	h.withPass(c.Recorder)
-	h.prober = newProber(ctx, opts.ProbeWorkers, func(key string) {
+	enqueueKey := func(key string) {
 		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
 			droplets.Enqueue(namespace, name)
 		}
-	})
+	}
+	h.prober = newProber(ctx, opts.ProbeWorkers, enqueueKey)
+	h.limits = newLimitWaits(enqueueKey)
 	h.deletes = newDeleteBatcher(h)
 	if opts.Resync != ResyncPerDroplet {
 		h.lists = newListCache(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots, clients.Room)

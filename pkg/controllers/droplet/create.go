@@ -6,6 +6,7 @@ package droplet
 // record before any create is sent (recordIntent).
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/events"
+	"k8s.io/client-go/tools/cache"
 )
 
 // createPriority puts a warm pool's refill behind creates a user waits for.
@@ -102,7 +104,7 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 	req.Tags = slices.Concat(req.Tags, nonEmpty(d.Status.BootTag))
 	created, err := digitalocean.DropletsOf(client).Create(ctx, req, createPriority(d))
 	if err != nil {
-		return h.failCreate(d, err, onlyRefused), nil
+		return h.failCreate(client, d, err, onlyRefused), nil
 	}
 	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
 	return h.opts.BootResync, nil
@@ -125,25 +127,40 @@ func settling(d *v1alpha1.Droplet) time.Duration {
 	return digitalocean.CreateSettle - time.Since(failed)
 }
 
-// refusedCreatePause spaces out creates DigitalOcean refused (422, 401) of
-// an unchanged spec, which the re-queue after the status write would
-// otherwise resend many times a second: slow enough not to matter to the
-// rate limit, soon enough after a fix elsewhere (a token, a limit).
-const refusedCreatePause = time.Minute
+// DefaultRefusedCreatePause spaces out creates DigitalOcean refused (422,
+// 401) of an unchanged spec, which the re-queue after the status write
+// would otherwise resend many times a second: slow enough not to matter to
+// the rate limit, soon enough after a fix elsewhere (a token, a limit).
+const DefaultRefusedCreatePause = time.Minute
 
-// refusedPause is how much longer d's refused create waits.
+// refusedCreatePause is Options.RefusedCreatePause, or its default.
+func (h *handler) refusedCreatePause() time.Duration {
+	return cmp.Or(h.opts.RefusedCreatePause, DefaultRefusedCreatePause)
+}
+
+// refusedPause is how much longer d's refused create waits. One refused
+// for the droplet limit waits its turn (limitWaits): let go, it tries at
+// once; first in line, after the pause; behind others, until let go (or
+// the pause, should it never be).
 func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
 	at, ok := h.notes.refusedAt(d)
 	if !ok {
 		return 0
 	}
-	return refusedCreatePause - time.Since(at)
+	waiting, free, first := h.limits.state(cache.MetaObjectToName(d).String())
+	switch {
+	case free:
+		return 0
+	case waiting && !first:
+		return h.refusedCreatePause()
+	}
+	return h.refusedCreatePause() - time.Since(at)
 }
 
 // failCreate records a failed create and says when to look again.
 // onlyRefused: every create sent for d before this one was refused, so a
 // refusal of this one too means DigitalOcean has nothing of d's.
-func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
+func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
 	f := digitalocean.Classify(err)
 	if onlyRefused && digitalocean.IsHeldBack(err) {
 		// This controller's limiter kept the request: nothing was sent, so
@@ -154,6 +171,13 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 		return f.RetryAfter
 	}
 	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
+	key := cache.MetaObjectToName(d).String()
+	if digitalocean.IsDropletLimit(err) {
+		h.limits.wait(client, key)
+		f.Message += h.limitReached(d)
+	} else {
+		h.limits.done(key)
+	}
 	reason, message := f.Reason, f.Message
 	if f.Reason == "Unavailable" {
 		// No answer or a 5xx: the droplet may exist.
@@ -162,7 +186,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 	after := h.pass.RecordFailure(d, v1alpha1.Created, f, reason, message)
 	if f.Permanent {
 		h.notes.noteRefused(d)
-		after = min(after, refusedCreatePause)
+		after = min(after, h.refusedCreatePause())
 	}
 	if f.Reason == "Unavailable" {
 		// Give the tag listing time to show it before the next pass looks.
@@ -174,6 +198,7 @@ func (h *handler) failCreate(d *v1alpha1.Droplet, err error, onlyRefused bool) t
 // markCreated records DigitalOcean's answer to a create.
 func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
 	h.notes.noteCreated(d, created.ID)
+	h.limits.done(cache.MetaObjectToName(d).String())
 	h.pass.Succeeded(d)
 	logFor(d).WithField("droplet", created.ID).Info("droplet created")
 	h.observe(d, created)

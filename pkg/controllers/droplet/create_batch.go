@@ -15,6 +15,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/finalizer"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/statecolumn"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"k8s.io/client-go/tools/cache"
 )
 
 // maxBatch is DigitalOcean's limit of names per multi-create request.
@@ -87,6 +88,10 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 			continue
 		}
 		if _, created := h.notes.createdID(m); created {
+			continue
+		}
+		if waiting, free, _ := h.limits.state(cache.MetaObjectToName(m).String()); waiting && !free {
+			// Its turn for the droplet limit's room has not come.
 			continue
 		}
 		if key == "" {
@@ -168,7 +173,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {
-			after = h.failCreate(m, err, true) // members are fresh: never sent before
+			after = h.failCreate(client, m, err, true) // members are fresh: never sent before
 		}
 		h.writeMates(d, members, after)
 		return after, intentErr

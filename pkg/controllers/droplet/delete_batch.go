@@ -274,6 +274,7 @@ func (b *deleteBatcher) sendBatch(client *godo.Client, q *deleteQueue, batch []*
 	switch {
 	case err == nil:
 		b.h.notes.noteGone(ids...)
+		b.h.limits.freed(client, len(ids))
 		metrics.DeleteBatches.Inc()
 		metrics.DeleteBatchDroplets.Observe(float64(len(ids)))
 		for _, e := range batch {

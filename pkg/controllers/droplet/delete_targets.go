@@ -77,6 +77,7 @@ func (h *handler) deleteEach(ctx context.Context, client *godo.Client, t deleteT
 			return err
 		}
 		h.notes.noteGone(id)
+		h.limits.freed(client, 1)
 	}
 	return nil
 }

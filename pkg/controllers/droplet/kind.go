@@ -64,9 +64,10 @@ func (dropletKind) Origin(d *v1alpha1.Droplet) digitalocean.Origin {
 
 func (dropletKind) Setting(d *v1alpha1.Droplet, key string) string { return settingValue(d, key) }
 
-// Forget drops the process notes and the reachability check's state (see
-// processNotes).
+// Forget drops the process notes, the reachability check's state and d's
+// place in a droplet limit line.
 func (k dropletKind) Forget(d *v1alpha1.Droplet) {
 	k.h.notes.discard(d)
 	k.h.prober.discard(cache.MetaObjectToName(d).String())
+	k.h.limits.done(cache.MetaObjectToName(d).String())
 }

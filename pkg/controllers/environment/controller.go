@@ -2,14 +2,17 @@
 // provisioner the moment it is saved, before any VM needs it: its merged
 // config per template, its token and its region, size and image against
 // DigitalOcean's catalog; that its template_mapping names existing
-// templates and covers those its scheduled events use; and what a large
-// event's per-VM keys cost. It reports on the Environment with Events and
+// templates and covers those its scheduled events use; what a large
+// event's per-VM keys cost; and whether the token's account has room under
+// its droplet limit for the seats its events still need (headroom.go). It
+// reports on the Environment with Events and
 // the hf_do_environment_config_valid metric, and never writes the
 // Environment (Gargantua's).
 package environment
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 	hfcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/hobbyfarm.io/v1"
+	provcontrollers "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/generated/controllers/provisioning.hobbyfarm.io/v1alpha1"
 	corecontrollers "github.com/rancher/wrangler/v3/pkg/generated/controllers/core/v1"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/tools/record"
@@ -34,10 +38,14 @@ type handler struct {
 	envs      hfcontrollers.EnvironmentController
 	templates hfcontrollers.VirtualMachineTemplateCache
 	events    hfcontrollers.ScheduledEventCache
+	vms       hfcontrollers.VirtualMachineCache
+	pools     provcontrollers.WarmPoolCache
 	secrets   corecontrollers.SecretCache
 	catalogs  *digitalocean.Catalogs
 	recorder  record.EventRecorder
 	verdicts  *Verdicts
+	// headroom adds up the seats to come per token across Environments.
+	headroom *headroom
 
 	mu sync.Mutex
 	// reported is what was last reported per Environment, by namespace/name.
@@ -51,7 +59,8 @@ type handler struct {
 func Register(ctx context.Context, c *controllers.Set, catalogs *digitalocean.Catalogs, verdicts *Verdicts) {
 	envs, templates, events, secrets := c.Environments, c.Templates, c.ScheduledEvents, c.Secrets
 	h := &handler{ctx: ctx, envs: envs, templates: templates.Cache(), events: events.Cache(), secrets: secrets.Cache(),
-		catalogs: catalogs, recorder: c.Recorder, reported: map[string]*report{}, verdicts: verdicts}
+		vms: c.VMs.Cache(), pools: c.WarmPools.Cache(), catalogs: catalogs, recorder: c.Recorder, reported: map[string]*report{},
+		verdicts: verdicts, headroom: newHeadroom()}
 	envs.OnChange(ctx, HandlerName, h.onChange)
 	h.watch(ctx, templates, events, secrets)
 }
@@ -60,10 +69,12 @@ func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment
 	if env == nil || env.DeletionTimestamp != nil {
 		h.forget(key)
 		h.verdicts.forget(key)
+		h.recheck(h.headroom.forget(key))
 		return env, nil
 	}
 	if !annotated(env) {
 		h.verdicts.forget(key)
+		h.recheck(h.headroom.forget(key))
 		h.reportNotAnnotated(key, env)
 		return env, nil
 	}
@@ -74,7 +85,17 @@ func (h *handler) onChange(key string, env *hfv1.Environment) (*hfv1.Environment
 	h.recordVerdict(key, env, v)
 	h.report(key, env, v)
 	h.envs.EnqueueAfter(env.Namespace, env.Name, v.recheck)
+	h.recheck(v.sharingToken)
 	return env, nil
+}
+
+// recheck checks the Environments keys (namespace/name) again.
+func (h *handler) recheck(keys []string) {
+	for _, k := range keys {
+		if namespace, name, ok := strings.Cut(k, "/"); ok {
+			h.envs.Enqueue(namespace, name)
+		}
+	}
 }
 
 // changed reports whether env's spec differs from the one last checked

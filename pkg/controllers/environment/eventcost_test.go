@@ -68,17 +68,17 @@ func TestCostIsWarnedOncePerEventAndTemplate(t *testing.T) {
 		h.report("ns/cost-env", env, &verdict{valid: map[string]bool{"ubuntu": true}, problems: costProblems(uses, checks)})
 		return drain(rec)
 	}
-	got := pass(eventUse{"workshop", "ubuntu", 300})
+	got := pass(eventUse{event: "workshop", template: "ubuntu", count: 300})
 	if len(got) != 2 || !hasEventWith(got, "Warning PerVMKeyCost", `"workshop" asks for 300 VMs`) || !hasEventWith(got, "Normal ConfigValid") {
 		t.Fatalf("first pass: %q, want the cost Warning and ConfigValid (the cost leaves the config valid)", got)
 	}
-	if got := pass(eventUse{"workshop", "ubuntu", 300}); len(got) != 0 {
+	if got := pass(eventUse{event: "workshop", template: "ubuntu", count: 300}); len(got) != 0 {
 		t.Errorf("a resync: %q, want none", got)
 	}
-	if got := pass(eventUse{"workshop", "ubuntu", 400}); len(got) != 0 {
+	if got := pass(eventUse{event: "workshop", template: "ubuntu", count: 400}); len(got) != 0 {
 		t.Errorf("the same event asking for more: %q, want none", got)
 	}
-	if got := pass(eventUse{"workshop", "ubuntu", 400}, eventUse{"conference", "ubuntu", 60}); len(got) != 1 || !strings.Contains(got[0], `"conference" asks for 60 VMs`) {
+	if got := pass(eventUse{event: "workshop", template: "ubuntu", count: 400}, eventUse{event: "conference", template: "ubuntu", count: 60}); len(got) != 1 || !strings.Contains(got[0], `"conference" asks for 60 VMs`) {
 		t.Errorf("another event: %q, want one Warning for it", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
@@ -19,6 +20,10 @@ import (
 type eventUse struct {
 	event, template string
 	count           int
+	// start and end are the event's times; timed is false when either
+	// does not parse (Gargantua writes time.UnixDate).
+	start, end time.Time
+	timed      bool
 }
 
 // needsVMs: a finished (or deleted) event asks for nothing more. An event
@@ -39,8 +44,10 @@ func (h *handler) eventUses(env *hfv1.Environment) ([]eventUse, error) {
 		if !needsVMs(e) {
 			continue
 		}
+		start, errStart := time.Parse(time.UnixDate, e.Spec.StartTime)
+		end, errEnd := time.Parse(time.UnixDate, e.Spec.EndTime)
 		for t, n := range e.Spec.RequiredVirtualMachines[env.Name] {
-			out = append(out, eventUse{event: e.Name, template: t, count: n})
+			out = append(out, eventUse{event: e.Name, template: t, count: n, start: start, end: end, timed: errStart == nil && errEnd == nil})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -26,6 +26,10 @@ type verdict struct {
 	recheck time.Duration
 	// events are the scheduled events not finished that use the Environment.
 	events []string
+	// sharingToken are the other Environments (namespace/name) on a token
+	// whose seats to come this pass changed: their droplet limit check
+	// changes too.
+	sharingToken []string
 }
 
 // templateCheck is what one template's config needs from DigitalOcean.
@@ -87,12 +91,20 @@ func (h *handler) validate(env *hfv1.Environment) (*verdict, error) {
 	for _, u := range uses {
 		v.events = append(v.events, u.event)
 	}
+	envKey := env.Namespace + "/" + env.Name
 	maxAge := digitalocean.AccountTTL
-	if h.changed(env.Namespace+"/"+env.Name, env) {
+	if h.changed(envKey, env) {
 		maxAge = AccountRecheck
 	}
+	seats, next := h.seatsToCome(env, uses, time.Now())
+	if !next.IsZero() {
+		v.recheck = min(v.recheck, time.Until(next)+time.Second)
+	}
+	v.sharingToken = h.headroom.record(envKey, seatsByToken(seats, byToken))
 	for token, checks := range byToken {
-		h.checkWithDigitalOcean(v, token, checks, maxAge)
+		if h.checkWithDigitalOcean(v, token, checks, maxAge) {
+			h.checkDropletLimit(v, envKey, token, maxAge)
+		}
 	}
 	return v, nil
 }
@@ -108,8 +120,9 @@ func (h *handler) token(env *hfv1.Environment, cfg *config.Droplet, loc locator)
 }
 
 // checkWithDigitalOcean checks the templates that share token: the token
-// first, then each config against the token's catalog.
-func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templateCheck, maxAge time.Duration) {
+// first, then each config against the token's catalog. It reports whether
+// DigitalOcean accepted the token.
+func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templateCheck, maxAge time.Duration) bool {
 	log := logFor(checks[0].loc.env).WithField("token_hash", digitalocean.TokenHash(token))
 	retryLater := func(err error) {
 		f := digitalocean.Classify(err)
@@ -119,7 +132,7 @@ func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templ
 	if err := h.catalogs.CheckAccount(h.ctx, token, maxAge); err != nil {
 		if digitalocean.Classify(err).Reason != "Unauthorized" {
 			retryLater(err)
-			return
+			return false
 		}
 		for _, c := range checks {
 			key := config.KeyTokenSecret
@@ -131,12 +144,12 @@ func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templ
 					"create a token with read and write scope at https://cloud.digitalocean.com/account/api/tokens and put it there", c.tokenSource, rejection(err))})
 			v.valid[c.loc.vmt.Name] = false
 		}
-		return
+		return false
 	}
 	cat, err := h.catalogs.Get(h.ctx, token)
 	if err != nil {
 		retryLater(err)
-		return
+		return true
 	}
 	if until := time.Until(cat.Fetched.Add(digitalocean.CatalogTTL)); until > 0 {
 		// Every Environment of the token comes back just after the
@@ -153,6 +166,7 @@ func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templ
 		v.problems = append(v.problems, found...)
 		v.valid[c.loc.vmt.Name] = len(found) == 0
 	}
+	return true
 }
 
 // rejection is DigitalOcean's answer, e.g. `401 "Unable to authenticate you"`.

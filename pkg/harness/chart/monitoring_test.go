@@ -266,7 +266,7 @@ func TestAlertRulesNameExportedMetrics(t *testing.T) {
 		}
 	}
 	sort.Strings(alerts)
-	want := []string{"HfDoControllerNotReady", "HfDoDropletStuckDeleting", "HfDoEnvironmentInvalid",
+	want := []string{"HfDoControllerNotReady", "HfDoDropletLimitNearlyReached", "HfDoDropletStuckDeleting", "HfDoEnvironmentInvalid",
 		"HfDoOrphansFound", "HfDoRateLimitNearlySpent", "HfDoRateLimited", "HfDoVMStuckProvisioning"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts = %v, want %v", alerts, want)
@@ -278,6 +278,7 @@ func TestAlertValues(t *testing.T) {
 	for _, r := range renderedRules(t, "--set", "prometheusRule.thresholds.rateLimited429s=7,"+
 		"prometheusRule.thresholds.rateLimitRemaining=250,prometheusRule.thresholds.stuckProvisioningMinutes=30,"+
 		"prometheusRule.thresholds.stuckDeletingMinutes=4,prometheusRule.thresholds.notReadyMinutes=9,"+
+		"prometheusRule.thresholds.dropletLimitPercent=75,"+
 		"prometheusRule.runbookURL=https://wiki.example.com/hfdo,prometheusRule.alertLabels.team=hobbyfarm",
 		"--set-string", `prometheusRule.selector=job="hfdo"`) {
 		rules[r.Alert] = r
@@ -292,10 +293,11 @@ func TestAlertValues(t *testing.T) {
 		}
 	}
 	for alert, want := range map[string]string{
-		"HfDoRateLimited":          ">= 7",
-		"HfDoRateLimitNearlySpent": "< 250)",
-		"HfDoVMStuckProvisioning":  "> 1800",
-		"HfDoDropletStuckDeleting": "> 240",
+		"HfDoRateLimited":               ">= 7",
+		"HfDoRateLimitNearlySpent":      "< 250)",
+		"HfDoVMStuckProvisioning":       "> 1800",
+		"HfDoDropletStuckDeleting":      "> 240",
+		"HfDoDropletLimitNearlyReached": ">= 75",
 	} {
 		if !strings.Contains(rules[alert].Expr, want) {
 			t.Errorf("%s: expression %q lacks the threshold %q", alert, rules[alert].Expr, want)

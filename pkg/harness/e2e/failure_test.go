@@ -8,6 +8,7 @@ import (
 	"time"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
@@ -94,6 +95,46 @@ func TestDropletLimitFails(t *testing.T) {
 		}
 		return ""
 	})
+	if n := len(w.do.Droplets(limited)); n != 1 {
+		t.Errorf("%d droplets, want 1", n)
+	}
+}
+
+// Room under the droplet limit goes to the VMs it refused, first refused
+// first, as soon as one of the token's droplets is deleted: with refused
+// creates otherwise sent again only after an hour, vm-2 runs once vm-1 is
+// deleted, and vm-3, refused after it, waits. The refusal names the limit
+// and the droplets held.
+func TestDropletLimitRoomGoesToTheFirstRefused(t *testing.T) {
+	w := newWorld(t, worldOptions{refusedCreatePause: time.Hour})
+	const limited = "dop_v1_limited_line"
+	w.do.AddAccount(limited, fakedo.AccountOptions{DropletLimit: 1})
+	if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, "limited", limited)); err != nil {
+		t.Fatal(err)
+	}
+	env := w.standardEnv("env")
+	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": "limited"})
+	w.createVM("vm-1", env, "ubuntu")
+	w.waitRunning("vm-1")
+	for _, name := range []string{"vm-2", "vm-3"} {
+		w.createVM(name, env, "ubuntu")
+		w.eventually(30*time.Second, name+"'s create refused for the droplet limit", func() string {
+			d, err := w.droplets.Get(w.ns, name, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			return expectCondition(d, v1alpha1.Created, "Rejected", "droplet limit 1 reached (1 held)")
+		})
+	}
+	w.deleteVMWithin("vm-1", time.Minute)
+	w.waitRunning("vm-2")
+	d, err := w.droplets.Get(w.ns, "vm-3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.DropletID != 0 {
+		t.Errorf("vm-3, refused after vm-2, got droplet %d before it", d.Status.DropletID)
+	}
 	if n := len(w.do.Droplets(limited)); n != 1 {
 		t.Errorf("%d droplets, want 1", n)
 	}

@@ -65,6 +65,9 @@ type worldOptions struct {
 	workers int
 	// tagTidyDelay is the controller's --tag-tidy-delay (its default when zero).
 	tagTidyDelay time.Duration
+	// refusedCreatePause is the controller's --refused-create-pause (its
+	// default when zero).
+	refusedCreatePause time.Duration
 	// beforeStart prepares the world before the controller starts, as an
 	// earlier process would have left it.
 	beforeStart func(w *world)
@@ -116,6 +119,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace, TagTidyDelay: o.tagTidyDelay,
 		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,
+		RefusedCreatePause: o.refusedCreatePause,
 		// Deleted VMs' keys go a second after their droplets' deletes pause.
 		KeyDeleteDelay: time.Second,
 	})
