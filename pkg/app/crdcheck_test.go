@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/crds"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
@@ -225,18 +226,6 @@ func (f *failing) resources(context.Context) (*metav1.APIResourceList, error) {
 
 func (f *failing) openAPI(context.Context) ([]byte, bool, error) { return nil, true, nil }
 
-func takeEvents(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -263,7 +252,7 @@ func TestCRDCheckSaysAMismatchOnceAndStartsOnceFixed(t *testing.T) {
 	go func() { done <- check.wait(context.Background()) }()
 
 	var events []string
-	waitUntil(t, "a Warning Event", func() bool { events = append(events, takeEvents(rec)...); return len(events) > 0 })
+	waitUntil(t, "a Warning Event", func() bool { events = append(events, testutil.TakeEvents(rec)...); return len(events) > 0 })
 	if err := check.gate.get(); err == nil || !strings.Contains(err.Error(), CRDsCommand) {
 		t.Errorf("readiness %v, want not ready naming %q", err, CRDsCommand)
 	}
@@ -279,7 +268,7 @@ func TestCRDCheckSaysAMismatchOnceAndStartsOnceFixed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still waiting 30s after the CRDs were fixed")
 	}
-	events = append(events, takeEvents(rec)...)
+	events = append(events, testutil.TakeEvents(rec)...)
 	if len(events) != 2 || !strings.HasPrefix(events[0], "Warning "+ReasonCRDsNotUpgraded+" ") ||
 		!strings.Contains(events[0], CRDsCommand) || !strings.HasPrefix(events[1], "Normal "+ReasonCRDsUpgraded+" ") {
 		t.Errorf("Events %q, want one Warning %s naming the command, then one Normal %s", events, ReasonCRDsNotUpgraded, ReasonCRDsUpgraded)
@@ -322,7 +311,7 @@ func TestCRDCheckSaysNothingOfAMismatchThatPasses(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still waiting 30s after the CRDs were served")
 	}
-	if events := takeEvents(rec); len(events) != 0 {
+	if events := testutil.TakeEvents(rec); len(events) != 0 {
 		t.Errorf("Events %q, want none", events)
 	}
 	for _, e := range logs.AllEntries() {
@@ -342,7 +331,7 @@ func TestCRDCheckSaysFailingChecksOnce(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- check.wait(ctx) }()
 	var events []string
-	waitUntil(t, "a Warning Event", func() bool { events = append(events, takeEvents(rec)...); return len(events) > 0 })
+	waitUntil(t, "a Warning Event", func() bool { events = append(events, testutil.TakeEvents(rec)...); return len(events) > 0 })
 	waitUntil(t, "more checks", func() bool {
 		source.mu.Lock()
 		defer source.mu.Unlock()
@@ -352,7 +341,7 @@ func TestCRDCheckSaysFailingChecksOnce(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("wait: %v, want context.Canceled", err)
 	}
-	events = append(events, takeEvents(rec)...)
+	events = append(events, testutil.TakeEvents(rec)...)
 	if len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+ReasonCRDCheckFailed+" ") {
 		t.Errorf("Events %q, want one Warning %s", events, ReasonCRDCheckFailed)
 	}

@@ -6,6 +6,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -66,7 +67,7 @@ func TestCostIsWarnedOncePerEventAndTemplate(t *testing.T) {
 	checks := costCheck(plainToken, nil, config.KeyScopeVM)
 	pass := func(uses ...eventUse) []string {
 		h.report("ns/cost-env", env, &verdict{valid: map[string]bool{"ubuntu": true}, problems: costProblems(uses, checks)})
-		return drain(rec)
+		return testutil.TakeEvents(rec)
 	}
 	got := pass(eventUse{event: "workshop", template: "ubuntu", count: 300})
 	if len(got) != 2 || !hasEventWith(got, "Warning PerVMKeyCost", `"workshop" asks for 300 VMs`) || !hasEventWith(got, "Normal ConfigValid") {

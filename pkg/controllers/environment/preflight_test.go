@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/rancher/wrangler/v3/pkg/generic"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -176,7 +177,7 @@ func TestMissingTemplateHoldsBackConfigValid(t *testing.T) {
 	typo := unknownTemplate(env, "ubunut", []string{"ubuntu"})
 	pass := func(problems ...Problem) []string {
 		h.report("ns/typo-env", env, &verdict{valid: map[string]bool{"ubunut": true}, problems: problems})
-		return drain(rec)
+		return testutil.TakeEvents(rec)
 	}
 	if got := pass(typo); len(got) != 1 || !strings.Contains(got[0], "Warning UnknownTemplate template_mapping[ubunut]") {
 		t.Errorf("typo: %q, want only its Warning, no ConfigValid", got)

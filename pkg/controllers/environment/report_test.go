@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/metrics"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,18 +15,6 @@ import (
 func newTestHandler() (*handler, *record.FakeRecorder) {
 	rec := record.NewFakeRecorder(100)
 	return &handler{recorder: rec, reported: map[string]*report{}}, rec
-}
-
-func drain(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
 }
 
 // gauge is the metric's value, or -1 when the series does not exist.
@@ -67,7 +56,7 @@ func TestEventsOnlyOnTransitions(t *testing.T) {
 	regionAgain.Template = "debian"
 	pass := func(valid map[string]bool, problems ...Problem) []string {
 		h.report("ns/report-env", env, &verdict{valid: valid, problems: problems})
-		return drain(rec)
+		return testutil.TakeEvents(rec)
 	}
 
 	if got := pass(map[string]bool{"ubuntu": false, "debian": true}, size); len(got) != 1 || !strings.Contains(got[0], "Warning NotInCatalog template_mapping[ubuntu].size") {
@@ -124,7 +113,7 @@ func TestNotAnnotatedWarnsOnce(t *testing.T) {
 	for range 3 {
 		h.reportNotAnnotated("ns/label-env", env)
 	}
-	if got := drain(rec); len(got) != 1 || !strings.Contains(got[0], "Warning NotAnnotated") || !strings.Contains(got[0], "hobbyfarm.io/provisioner=digitalocean") {
+	if got := testutil.TakeEvents(rec); len(got) != 1 || !strings.Contains(got[0], "Warning NotAnnotated") || !strings.Contains(got[0], "hobbyfarm.io/provisioner=digitalocean") {
 		t.Errorf("events %q, want one Warning naming the annotation", got)
 	}
 	if v := gauge(t, "label-env", "ubuntu"); v != 0 {
@@ -133,7 +122,7 @@ func TestNotAnnotatedWarnsOnce(t *testing.T) {
 	// No longer looking meant for DigitalOcean: not ours, no series.
 	env.Labels = nil
 	h.reportNotAnnotated("ns/label-env", env)
-	if v := gauge(t, "label-env", "ubuntu"); v != -1 || len(drain(rec)) != 0 {
+	if v := gauge(t, "label-env", "ubuntu"); v != -1 || len(testutil.TakeEvents(rec)) != 0 {
 		t.Errorf("metric %v, want no series and no Event", v)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/testutil"
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,18 +56,6 @@ func newKey() *v1alpha1.Key {
 	return &v1alpha1.Key{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm-1", UID: "uid-1"}}
 }
 
-func drain(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
 // A pass's Events are recorded only once the status write that records
 // its conditions went through: a failed write records none, and its retry
 // records them then.
@@ -81,7 +70,7 @@ func TestEventsWaitForTheStatusWrite(t *testing.T) {
 	if got, err := kit.Finish(orig, k, time.Minute); err == nil || got != orig {
 		t.Fatalf("a failed write returned (%v, %v), want the original and the error", got, err)
 	}
-	if e := drain(rec); len(e) != 0 || len(kind.requeued) != 0 {
+	if e := testutil.TakeEvents(rec); len(e) != 0 || len(kind.requeued) != 0 {
 		t.Fatalf("after a failed write: Events %q, re-queues %v; want none (the retry records them)", e, kind.requeued)
 	}
 
@@ -91,7 +80,7 @@ func TestEventsWaitForTheStatusWrite(t *testing.T) {
 	if _, err := kit.Finish(orig, k, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if e := drain(rec); len(e) != 1 || !strings.Contains(e[0], "Registered") {
+	if e := testutil.TakeEvents(rec); len(e) != 1 || !strings.Contains(e[0], "Registered") {
 		t.Fatalf("Events %q, want the one transition", e)
 	}
 	if kind.writes != 1 || len(kind.requeued) != 1 || kind.requeued[0] != time.Minute {
@@ -126,7 +115,7 @@ func TestFailuresSayWhereToFixThem(t *testing.T) {
 	if _, err := kit.Finish(newKey(), k, 0); err != nil {
 		t.Fatal(err)
 	}
-	e := drain(rec)
+	e := testutil.TakeEvents(rec)
 	if len(e) != 2 {
 		t.Fatalf("Events %q, want one on the Key and one on its VM", e)
 	}

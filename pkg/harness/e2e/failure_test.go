@@ -73,12 +73,7 @@ func TestFixWithinGraceNeverErrors(t *testing.T) {
 func TestDropletLimitFails(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	const limited = "dop_v1_limited"
-	w.do.AddAccount(limited, fakedo.AccountOptions{DropletLimit: 1})
-	if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, "limited", limited)); err != nil {
-		t.Fatal(err)
-	}
-	env := w.standardEnv("env")
-	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": "limited"})
+	env := w.limitedEnv(limited, 1)
 	w.createVM("vm-1", env, "ubuntu")
 	w.waitRunning("vm-1")
 	w.createVM("vm-2", env, "ubuntu")
@@ -108,12 +103,7 @@ func TestDropletLimitFails(t *testing.T) {
 func TestDropletLimitRoomGoesToTheFirstRefused(t *testing.T) {
 	w := newWorld(t, worldOptions{refusedCreatePause: time.Hour})
 	const limited = "dop_v1_limited_line"
-	w.do.AddAccount(limited, fakedo.AccountOptions{DropletLimit: 1})
-	if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, "limited", limited)); err != nil {
-		t.Fatal(err)
-	}
-	env := w.standardEnv("env")
-	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": "limited"})
+	env := w.limitedEnv(limited, 1)
 	w.createVM("vm-1", env, "ubuntu")
 	w.waitRunning("vm-1")
 	for _, name := range []string{"vm-2", "vm-3"} {
@@ -138,6 +128,19 @@ func TestDropletLimitRoomGoesToTheFirstRefused(t *testing.T) {
 	if n := len(w.do.Droplets(limited)); n != 1 {
 		t.Errorf("%d droplets, want 1", n)
 	}
+}
+
+// limitedEnv is an Environment "env" whose token, in Secret "limited", is
+// of an account allowed limit droplets.
+func (w *world) limitedEnv(token string, limit int) *hfv1.Environment {
+	w.t.Helper()
+	w.do.AddAccount(token, fakedo.AccountOptions{DropletLimit: limit})
+	if _, err := w.hf.Secrets.Create(gargantuasim.TokenSecret(w.ns, "limited", token)); err != nil {
+		w.t.Fatal(err)
+	}
+	env := w.standardEnv("env")
+	w.setSpecifics(env.Name, map[string]string{"region": "nyc1", "token-secret": "limited"})
+	return env
 }
 
 // watchStatuses polls a VM's status every 50ms until the test ends and
