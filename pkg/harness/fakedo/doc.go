@@ -8,7 +8,8 @@
 // SSH keys, the account, regions, sizes and images, with DigitalOcean's JSON
 // shapes, pagination links, error bodies, per-token rate limits and
 // eventual consistency. Faults (errors, latency, lost responses, 429 storms,
-// read-after-create 404s) can be injected at runtime.
+// read-after-create 404s) can be injected at runtime, and a region can sell
+// out of a size (SellOut: 422 "Size is not available in this region.").
 //
 // Every address it hands out that a client could dial is a loopback address:
 // public IPv4s count up from 127.100.0.1 and private ones from 127.10.0.1.

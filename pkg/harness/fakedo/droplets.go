@@ -32,6 +32,9 @@ func (s *Server) createDroplets(c *call) reply {
 	if acc.live+len(spec.names) > acc.opts.DropletLimit {
 		return unprocessable(msgDropletLimit)
 	}
+	if !s.stock.take(spec.region.Slug, spec.size.Slug, len(spec.names)) {
+		return unprocessable(msgSizeUnavailable)
+	}
 	created := s.addDroplets(acc, spec, keyIDs, authorized, c.now)
 	wires := make([]wireDroplet, len(created))
 	for i, d := range created {

@@ -2,6 +2,7 @@ package fakedo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -337,5 +338,43 @@ func TestDeleteAndDeleteLag(t *testing.T) {
 	}
 	if n := len(srv.Droplets(testToken)); n != 0 {
 		t.Fatalf("%d droplets left after DeleteByTag", n)
+	}
+}
+
+// A region sold out of a size refuses its creates with DigitalOcean's
+// message, a multi-create as a whole; other regions still serve it, and a
+// restock ends it.
+func TestSoldOutSizeRefusesCreatesInItsRegion(t *testing.T) {
+	srv := startFake(t, Options{BootDelay: NoDelay}, AccountOptions{DropletLimit: 100})
+	c := newClient(t, srv, testToken)
+	ctx := ctxT(t)
+	srv.SellOut("nyc3", "s-1vcpu-1gb", 2)
+
+	refused := func(what string, err error) {
+		t.Helper()
+		var resp *godo.ErrorResponse
+		if !errors.As(err, &resp) || resp.Response.StatusCode != http.StatusUnprocessableEntity || resp.Message != "Size is not available in this region." {
+			t.Fatalf("%s: %v, want 422 %q", what, err, "Size is not available in this region.")
+		}
+	}
+	multi := &godo.DropletMultiCreateRequest{Names: []string{"m-1", "m-2", "m-3"}, Region: "nyc3", Size: "s-1vcpu-1gb",
+		Image: godo.DropletCreateImage{Slug: "ubuntu-22-04-x64"}}
+	_, _, err := c.Droplets.CreateMultiple(ctx, multi)
+	refused("three with two left", err)
+	for _, name := range []string{"vm-1", "vm-2"} {
+		if _, _, err := c.Droplets.Create(ctx, basicCreate(name)); err != nil {
+			t.Fatalf("%s within the stock: %v", name, err)
+		}
+	}
+	_, _, err = c.Droplets.Create(ctx, basicCreate("vm-3"))
+	refused("after the stock", err)
+	elsewhere := basicCreate("vm-sfo")
+	elsewhere.Region = "sfo3"
+	if _, _, err := c.Droplets.Create(ctx, elsewhere); err != nil {
+		t.Errorf("another region: %v", err)
+	}
+	srv.Restock("nyc3", "s-1vcpu-1gb")
+	if _, _, err := c.Droplets.Create(ctx, basicCreate("vm-4")); err != nil {
+		t.Errorf("after the restock: %v", err)
 	}
 }

@@ -54,6 +54,7 @@ type Server struct {
 	ips        ipAllocator
 
 	faults  faultInjector
+	stock   stock
 	records requestLog
 	holds   holdSet
 	ssh     *sshHost  // nil unless Options.SSH
