@@ -68,6 +68,9 @@ type worldOptions struct {
 	// refusedCreatePause is the controller's --refused-create-pause (its
 	// default when zero).
 	refusedCreatePause time.Duration
+	// dropletLimit is the test token's account's droplet limit (100 when
+	// zero).
+	dropletLimit int
 	// beforeStart prepares the world before the controller starts, as an
 	// earlier process would have left it.
 	beforeStart func(w *world)
@@ -89,7 +92,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.do.Close)
-	w.do.AddAccount(testToken, fakedo.AccountOptions{DropletLimit: 100})
+	w.do.AddAccount(testToken, fakedo.AccountOptions{DropletLimit: cmp.Or(o.dropletLimit, 100)})
 
 	var err error
 	if w.hf, err = gargantuasim.NewClients(env.Config()); err != nil {
