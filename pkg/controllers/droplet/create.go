@@ -174,7 +174,7 @@ func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error
 	key := cache.MetaObjectToName(d).String()
 	if digitalocean.IsDropletLimit(err) {
 		h.limits.wait(client, key)
-		f.Message += h.limitReached(d)
+		f.Message += h.limitReached(client, d)
 	} else {
 		h.limits.done(key)
 	}

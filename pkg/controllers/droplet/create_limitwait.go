@@ -22,6 +22,9 @@ import (
 type limitWaits struct {
 	mu      sync.Mutex
 	byToken map[*godo.Client][]*limitWait
+	// said is the last refusal's figures per token (limitReached), which
+	// the members of one refused multi-create share.
+	said map[*godo.Client]limitNote
 	// enqueue looks at a Droplet again, by object key.
 	enqueue func(key string)
 }
@@ -32,8 +35,17 @@ type limitWait struct {
 	free bool
 }
 
+type limitNote struct {
+	at   time.Time
+	text string
+}
+
+// limitNoteAge is how long a refusal's figures serve the next refusals of
+// the token: the members of one multi-create, refused together.
+const limitNoteAge = time.Second
+
 func newLimitWaits(enqueue func(key string)) *limitWaits {
-	return &limitWaits{byToken: map[*godo.Client][]*limitWait{}, enqueue: enqueue}
+	return &limitWaits{byToken: map[*godo.Client][]*limitWait{}, said: map[*godo.Client]limitNote{}, enqueue: enqueue}
 }
 
 // wait puts key in client's line, where it stays until it goes (done);
@@ -124,10 +136,25 @@ const limitCountAge = time.Minute
 
 // limitReached says, for a create refused for the droplet limit, the
 // account's limit and the droplets it holds; "" when they cannot be read.
-func (h *handler) limitReached(d *v1alpha1.Droplet) string {
-	if h.opts.Catalogs == nil {
+func (h *handler) limitReached(client *godo.Client, d *v1alpha1.Droplet) string {
+	if h.opts.Catalogs == nil || h.limits == nil {
 		return ""
 	}
+	h.limits.mu.Lock()
+	said, ok := h.limits.said[client]
+	h.limits.mu.Unlock()
+	if ok && time.Since(said.at) < limitNoteAge {
+		return said.text
+	}
+	text := h.readLimit(d)
+	h.limits.mu.Lock()
+	h.limits.said[client] = limitNote{at: time.Now(), text: text}
+	h.limits.mu.Unlock()
+	return text
+}
+
+// readLimit reads the figures limitReached says.
+func (h *handler) readLimit(d *v1alpha1.Droplet) string {
 	token, err := digitalocean.ReadToken(h.secrets, d.Namespace, d.Spec.TokenSecretRef)
 	if err != nil {
 		return ""
