@@ -10,6 +10,7 @@ import (
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/config"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/warmpool"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,10 +45,9 @@ func (h *handler) eventUses(env *hfv1.Environment) ([]eventUse, error) {
 		if !needsVMs(e) {
 			continue
 		}
-		start, errStart := time.Parse(time.UnixDate, e.Spec.StartTime)
-		end, errEnd := time.Parse(time.UnixDate, e.Spec.EndTime)
+		start, end, timed := warmpool.EventTimes(e)
 		for t, n := range e.Spec.RequiredVirtualMachines[env.Name] {
-			out = append(out, eventUse{event: e.Name, template: t, count: n, start: start, end: end, timed: errStart == nil && errEnd == nil})
+			out = append(out, eventUse{event: e.Name, template: t, count: n, start: start, end: end, timed: timed})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -17,9 +17,9 @@ func startLead(refill time.Duration) time.Duration {
 	return refill + max(time.Minute, refill/2)
 }
 
-// eventTimes reads an event's start and end time as Gargantua writes them
+// EventTimes reads an event's start and end time as Gargantua writes them
 // (time.UnixDate); ok is false when either does not parse.
-func eventTimes(e *hfv1.ScheduledEvent) (start, end time.Time, ok bool) {
+func EventTimes(e *hfv1.ScheduledEvent) (start, end time.Time, ok bool) {
 	start, errStart := time.Parse(time.UnixDate, e.Spec.StartTime)
 	end, errEnd := time.Parse(time.UnixDate, e.Spec.EndTime)
 	return start, end, errStart == nil && errEnd == nil
@@ -64,7 +64,7 @@ func eventWindows(env, template string, events []*hfv1.ScheduledEvent, now time.
 		if _, asks := e.Spec.RequiredVirtualMachines[env][template]; !asks || e.DeletionTimestamp != nil || !e.Status.Active || e.Status.Finished {
 			continue
 		}
-		start, end, ok := eventTimes(e)
+		start, end, ok := EventTimes(e)
 		switch opens := start.Add(-lead); {
 		case !ok:
 			w.Serving = append(w.Serving, e)
@@ -112,7 +112,7 @@ func seatsLeft(env, template string, serving []*hfv1.ScheduledEvent, vms []*hfv1
 func wantedSize(pool *v1alpha1.WarmPool, env *hfv1.Environment, w window, vms, claimedPending, size int) (int, string) {
 	if len(w.Serving) == 0 {
 		if w.Upcoming != nil {
-			start, _, _ := eventTimes(w.Upcoming)
+			start, _, _ := EventTimes(w.Upcoming)
 			return 0, fmt.Sprintf("event %s starts at %s: the pool fills from %s", w.Upcoming.Name,
 				start.UTC().Format(time.RFC3339), w.Opens.UTC().Format(time.RFC3339))
 		}
