@@ -62,6 +62,9 @@ type Options struct {
 	// RefusedCreatePause is how long a create DigitalOcean refused waits
 	// before it is sent again unchanged (droplet's default when zero).
 	RefusedCreatePause time.Duration
+	// SoldOutPause is how long a region that refused a size as sold out is
+	// passed over for it.
+	SoldOutPause time.Duration
 	// WarmPoolSurplusIdle is how long a ready member beyond an auto-sized
 	// pool's size waits unclaimed before it is deleted (warmpool's default when zero).
 	WarmPoolSurplusIdle time.Duration
@@ -276,7 +279,7 @@ func runControllers(ctx context.Context, opts Options, client kubernetes.Interfa
 		set, verdicts, applier)
 	droplet.Register(ctx, droplet.Options{BootResync: opts.BootResync, ActiveResync: opts.ActiveResync,
 		Resync: opts.ResyncMode, InstallationTag: digitalocean.InstallationTag(opts.InstallationID),
-		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay, RefusedCreatePause: opts.RefusedCreatePause, Catalogs: catalogs}, set)
+		SSHPort: opts.SSHPort, DeleteTagReuse: opts.TagTidyDelay, RefusedCreatePause: opts.RefusedCreatePause, SoldOutPause: opts.SoldOutPause, Catalogs: catalogs}, set)
 	// Deleted VMs' keys and our empty tags wait for droplet deletes to pause.
 	deletes := deletepause.New(time.Now())
 	deletes.Register(ctx, set)

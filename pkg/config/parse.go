@@ -12,6 +12,8 @@ import (
 
 // Droplet is the validated configuration for one VM's droplet.
 type Droplet struct {
+	// Region is one region slug or several, comma-separated, in order of
+	// preference (see Regions).
 	Region, Image, Size string
 	// Token is set when the Environment holds the token in plain text.
 	Token string
@@ -138,7 +140,7 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 		dst   *string
 		check func(v, where string) error
 	}{
-		{regionSlug, &d.Region, regionSlug.check},
+		{regionSlug, &d.Region, checkRegions},
 		{imageSlug, &d.Image, checkImage},
 		{sizeSlug, &d.Size, sizeSlug.check},
 	} {
@@ -152,6 +154,9 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 		}
 		*req.dst = v
 	}
+	// A list is kept in one spelling: the Droplet's spec and its request
+	// hash, which warm pool claims compare, take it as it is.
+	d.Region = strings.Join(v1alpha1.SplitList(d.Region), ",")
 
 	d.Token = strings.TrimSpace(settings[KeyToken])
 	d.TokenSecret = strings.TrimSpace(settings[KeyTokenSecret])
@@ -190,11 +195,11 @@ func Parse(settings map[string]string, where string) (*Droplet, error) {
 	}
 	d.Tags = tags
 
-	d.VPCUUID = strings.TrimSpace(settings[KeyVPCUUID])
-	if d.VPCUUID != "" && !uuidPattern.MatchString(d.VPCUUID) {
-		return nil, &Error{Key: KeyVPCUUID, Problem: fmt.Sprintf("%q is not a UUID", d.VPCUUID),
-			Fix: "use the VPC's id as `doctl vpcs list` shows it, or remove the key"}
+	vpc, err := parseVPCs(settings[KeyVPCUUID], d.Regions())
+	if err != nil {
+		return nil, err
 	}
+	d.VPCUUID = vpc
 
 	if u := strings.TrimSpace(settings[KeySSHUsername]); u != "" {
 		d.SSHUsername = u

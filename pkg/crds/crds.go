@@ -77,6 +77,7 @@ func definitions() ([]crd.CRD, error) {
 			WithCustomColumn(intColumn("ID", ".status.dropletID")).
 			WithColumn("Status", ".status.status").
 			WithColumn("Public IP", ".status.publicIPv4").
+			WithColumn("Region", ".status.region").
 			WithCustomColumn(stateColumn).
 			WithColumn("Reachable", `.status.conditions[?(@.type=="Reachable")].status`).
 			WithCustomColumn(ageColumn).

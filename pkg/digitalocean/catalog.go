@@ -221,6 +221,15 @@ func (c *Catalogs) Get(ctx context.Context, token string) (*Catalog, error) {
 	return cat, nil
 }
 
+// Cached is token's catalog as last fetched, whatever its age; nil when
+// none was. It never sends a request.
+func (c *Catalogs) Cached(token string) *Catalog {
+	tc := c.forToken(token)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.catalog
+}
+
 // Expires is when token's catalog is next refreshed (zero if never fetched).
 func (c *Catalogs) Expires(token string) time.Time {
 	tc := c.forToken(token)

@@ -114,3 +114,13 @@ func IsDropletLimit(err error) bool {
 	return errors.As(err, &resp) && resp.Response != nil && resp.Response.StatusCode == http.StatusUnprocessableEntity &&
 		strings.Contains(strings.ToLower(resp.Message), "droplet limit")
 }
+
+// IsSoldOut reports a create DigitalOcean refused because the region it
+// went to cannot take the size now (422 "Size is not available in this
+// region.", or "Region is not available"): the same create may go to
+// another region.
+func IsSoldOut(err error) bool {
+	var resp *godo.ErrorResponse
+	return errors.As(err, &resp) && resp.Response != nil && resp.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(resp.Message), "is not available")
+}

@@ -56,9 +56,13 @@ type Options struct {
 	// before it is sent again unchanged; DefaultRefusedCreatePause when
 	// zero.
 	RefusedCreatePause time.Duration
+	// SoldOutPause is how long a region DigitalOcean refused a size in as
+	// sold out is passed over for it; DefaultSoldOutPause when zero.
+	SoldOutPause time.Duration
 	// Catalogs reads a token's account: a create refused for the droplet
-	// limit says the limit and the droplets held. Nil: DigitalOcean's
-	// message alone.
+	// limit says the limit and the droplets held, and a create with several
+	// regions skips those the token's catalog does not offer its size and
+	// image in. Nil: DigitalOcean's message alone, every listed region.
 	Catalogs *digitalocean.Catalogs
 }
 
@@ -89,6 +93,9 @@ type handler struct {
 	deletes *deleteBatcher
 	// limits lines up the creates refused for the droplet limit.
 	limits *limitWaits
+	// soldOut passes over, for a while, regions DigitalOcean refused a
+	// size in as sold out.
+	soldOut *soldOutRegions
 }
 
 // Register wires the Droplet handlers.
@@ -105,6 +112,7 @@ func Register(ctx context.Context, opts Options, c *controllers.Set) {
 	}
 	h.prober = newProber(ctx, opts.ProbeWorkers, enqueueKey)
 	h.limits = newLimitWaits(enqueueKey)
+	h.soldOut = newSoldOutRegions(opts.SoldOutPause)
 	h.deletes = newDeleteBatcher(h)
 	if opts.Resync != ResyncPerDroplet {
 		h.lists = newListCache(ctx, opts.InstallationTag, h.enqueueByDropletID, h.boots, clients.Room)

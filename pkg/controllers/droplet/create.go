@@ -87,26 +87,32 @@ func (h *handler) create(ctx context.Context, client *godo.Client, d *v1alpha1.D
 		}
 	}
 
+	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
+	where := h.place(d)
+	if where.region == "" {
+		// Nothing is sent, so DigitalOcean still has nothing of d's.
+		d.Status.NotCreated = onlyRefused
+		return h.allSoldOut(d, where), nil
+	}
 	if freshForCreate(d) && sharesKey(d) {
 		mates := h.batchMates(d)
 		if wait := h.gathering(client, d); wait > 0 && len(mates) < maxBatch-1 {
 			return wait, nil
 		}
 		if len(mates) > 0 {
-			return h.createBatch(ctx, client, d, mates, keyIDs)
+			return h.createBatch(ctx, client, d, mates, keyIDs, where)
 		}
 	}
-	onlyRefused := v1alpha1.NeverSent(d) || d.Status.NotCreated
 	if err := h.recordIntent(d, "", h.buckets.take(1)); err != nil {
 		return 0, err
 	}
-	req := createRequest(d, keyIDs)
+	req := createRequest(d, keyIDs, where)
 	req.Tags = slices.Concat(req.Tags, nonEmpty(d.Status.BootTag))
 	created, err := digitalocean.DropletsOf(client).Create(ctx, req, createPriority(d))
 	if err != nil {
-		return h.failCreate(client, d, err, onlyRefused), nil
+		return h.failCreate(client, d, err, onlyRefused, where.region), nil
 	}
-	h.markCreated(d, created, fmt.Sprintf("droplet %d created in %s", created.ID, d.Spec.Region))
+	h.markCreated(d, created, where.region, fmt.Sprintf("droplet %d created in %s%s", created.ID, where.region, where.note()))
 	return h.opts.BootResync, nil
 }
 
@@ -157,10 +163,10 @@ func (h *handler) refusedPause(d *v1alpha1.Droplet) time.Duration {
 	return h.refusedCreatePause() - time.Since(at)
 }
 
-// failCreate records a failed create and says when to look again.
-// onlyRefused: every create sent for d before this one was refused, so a
-// refusal of this one too means DigitalOcean has nothing of d's.
-func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error, onlyRefused bool) time.Duration {
+// failCreate records a failed create sent to region and says when to look
+// again. onlyRefused: every create sent for d before this one was refused,
+// so a refusal of this one too means DigitalOcean has nothing of d's.
+func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error, onlyRefused bool, region string) time.Duration {
 	f := digitalocean.Classify(err)
 	if onlyRefused && digitalocean.IsHeldBack(err) {
 		// This controller's limiter kept the request: nothing was sent, so
@@ -172,6 +178,10 @@ func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error
 	}
 	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
 	key := cache.MetaObjectToName(d).String()
+	if after, soldOut := h.afterSoldOut(d, region, err); soldOut && d.Status.NotCreated {
+		h.limits.done(key)
+		return after
+	}
 	if digitalocean.IsDropletLimit(err) {
 		h.limits.wait(client, key)
 		f.Message += h.limitReached(client, d)
@@ -195,8 +205,11 @@ func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error
 	return after
 }
 
-// markCreated records DigitalOcean's answer to a create.
-func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, message string) {
+// markCreated records DigitalOcean's answer to a create sent to region.
+func (h *handler) markCreated(d *v1alpha1.Droplet, created *godo.Droplet, region, message string) {
+	if created.Region == nil {
+		created.Region = &godo.Region{Slug: region}
+	}
 	h.notes.noteCreated(d, created.ID)
 	h.limits.done(cache.MetaObjectToName(d).String())
 	h.pass.Succeeded(d)

@@ -59,7 +59,10 @@ const batchPoll = time.Second
 // name and per-VM tags, so one multi-create can make them all. Droplets
 // with keys of their own never share one: a per-VM key keeps them single.
 func batchKey(d *v1alpha1.Droplet) string {
-	req := createRequest(d, nil)
+	// The region and VPC as listed: a multi-create goes to one region,
+	// chosen for the whole of it.
+	req := createRequest(d, nil, placement{region: d.Spec.Region})
+	req.VPCUUID = d.Spec.VPCUUID
 	req.Name = ""
 	req.Tags = digitalocean.SharedTags(req.Tags)
 	b, _ := json.Marshal(struct {
@@ -94,6 +97,10 @@ func (h *handler) batchMates(d *v1alpha1.Droplet) []*v1alpha1.Droplet {
 			// Its turn for the droplet limit's room has not come.
 			continue
 		}
+		if h.refusedPause(m) > 0 {
+			// Refused lately: it goes again when its pause ends.
+			continue
+		}
 		if key == "" {
 			key = batchKey(d)
 		}
@@ -121,9 +128,12 @@ func awaitingCreateKey(d *v1alpha1.Droplet) string {
 	return d.Namespace + "/" + d.Spec.KeyRefs[0]
 }
 
-// freshForCreate: a Droplet that has never been sent to DigitalOcean.
+// freshForCreate: a Droplet DigitalOcean has nothing of: never sent, or
+// every create sent refused (a sold-out region's refusal among them, whose
+// Droplets go to the next region together).
 func freshForCreate(d *v1alpha1.Droplet) bool {
-	return d.DeletionTimestamp == nil && d.Spec.Name != "" && v1alpha1.NeverSent(d) && vmUID(d) != ""
+	nothingMade := v1alpha1.NeverSent(d) || d.Status.NotCreated && d.Status.DropletID == 0 && d.Spec.AdoptedDropletID == 0
+	return d.DeletionTimestamp == nil && d.Spec.Name != "" && nothingMade && vmUID(d) != ""
 }
 
 // createBatch makes d and its mates with one multi-create request. Each
@@ -131,7 +141,7 @@ func freshForCreate(d *v1alpha1.Droplet) bool {
 // sent; a member whose write conflicts (another worker claimed it, or the
 // cache was stale) is left out and goes its own way. d is updated in place
 // and told when to look again; the mates' statuses are written here.
-func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, mates []*v1alpha1.Droplet, keyIDs []godo.DropletCreateSSHKey) (time.Duration, error) {
+func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alpha1.Droplet, mates []*v1alpha1.Droplet, keyIDs []godo.DropletCreateSSHKey, where placement) (time.Duration, error) {
 	batch := digitalocean.BatchTag(newBatchID())
 	if !h.notes.claim(d, batch) {
 		return 0, nil
@@ -169,11 +179,11 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 	if len(members) == 0 {
 		return 0, intentErr
 	}
-	created, err := digitalocean.DropletsOf(client).CreateMultiple(ctx, multiCreateRequest(d, keyIDs, members, batch, nonEmpty(boot)...), createPriority(d))
+	created, err := digitalocean.DropletsOf(client).CreateMultiple(ctx, multiCreateRequest(d, keyIDs, where, members, batch, nonEmpty(boot)...), createPriority(d))
 	if err != nil {
 		after := time.Duration(0)
 		for _, m := range members {
-			after = h.failCreate(client, m, err, true) // members are fresh: never sent before
+			after = h.failCreate(client, m, err, true, where.region) // members are fresh: DigitalOcean has nothing of theirs
 		}
 		h.writeMates(d, members, after)
 		return after, intentErr
@@ -195,7 +205,7 @@ func (h *handler) createBatch(ctx context.Context, client *godo.Client, d *v1alp
 			}
 			continue
 		}
-		h.markCreated(m, got, fmt.Sprintf("droplet %d created in %s with %d others in one request", got.ID, m.Spec.Region, len(members)-1))
+		h.markCreated(m, got, where.region, fmt.Sprintf("droplet %d created in %s with %d others in one request%s", got.ID, where.region, len(members)-1, where.note()))
 		answered = append(answered, m)
 	}
 	h.writeMates(d, answered, h.opts.BootResync)

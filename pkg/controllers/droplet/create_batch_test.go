@@ -73,7 +73,7 @@ func TestBatchGoesWithoutALeaderWhoseIntentConflicts(t *testing.T) {
 	h := (&handler{ctx: context.Background(), vms: noVMs{}, droplets: droplets, recorder: recorder}).withPass(recorder)
 	leader := fresh("leader")
 
-	_, err := h.createBatch(context.Background(), client, leader, []*v1alpha1.Droplet{fresh("mate-1"), fresh("mate-2")}, nil)
+	_, err := h.createBatch(context.Background(), client, leader, []*v1alpha1.Droplet{fresh("mate-1"), fresh("mate-2")}, nil, h.place(leader))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("createBatch returned %v, want the leader's conflict so that its pass is retried", err)
 	}

@@ -9,12 +9,13 @@ import (
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/digitalocean"
 )
 
-// createRequest is d's create request, and the one place that turns a
-// DropletSpec into settings: multiCreateRequest takes them from here.
-func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.DropletCreateRequest {
+// createRequest is d's create request to where's region, and the one
+// place that turns a DropletSpec into settings: multiCreateRequest takes
+// them from here.
+func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, where placement) *godo.DropletCreateRequest {
 	return &godo.DropletCreateRequest{
 		Name:              d.Spec.Name,
-		Region:            d.Spec.Region,
+		Region:            where.region,
 		Size:              d.Spec.Size,
 		Image:             createImage(d.Spec.Image),
 		SSHKeys:           keys,
@@ -24,7 +25,7 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 		PrivateNetworking: d.Spec.PrivateNetworking,
 		UserData:          d.Spec.UserData,
 		Tags:              sentTags(d),
-		VPCUUID:           d.Spec.VPCUUID,
+		VPCUUID:           where.vpc(d),
 	}
 }
 
@@ -32,8 +33,8 @@ func createRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey) *godo.D
 // (equal to theirs: see batchKey). The multi-create's droplets carry the
 // shared tags and the batch's (and any others given) instead of their own
 // VM tags.
-func multiCreateRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, members []*v1alpha1.Droplet, batch string, tags ...string) *godo.DropletMultiCreateRequest {
-	single := createRequest(d, keys)
+func multiCreateRequest(d *v1alpha1.Droplet, keys []godo.DropletCreateSSHKey, where placement, members []*v1alpha1.Droplet, batch string, tags ...string) *godo.DropletMultiCreateRequest {
+	single := createRequest(d, keys, where)
 	multi := &godo.DropletMultiCreateRequest{}
 	copySameFields(multi, single)
 	for _, m := range members {

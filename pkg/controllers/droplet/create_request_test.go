@@ -34,8 +34,11 @@ func TestEverySpecSettingReachesBothCreateRequests(t *testing.T) {
 	fillDistinct(t, reflect.ValueOf(&full.Spec).Elem(), &next)
 	keys := []godo.DropletCreateSSHKey{{ID: 7}}
 	batch := digitalocean.BatchTag("test")
+	// Where the create goes comes from the spec too.
+	where := func(d *v1alpha1.Droplet) placement { return (&handler{}).place(d) }
+	single := func(d *v1alpha1.Droplet) *godo.DropletCreateRequest { return createRequest(d, keys, where(d)) }
 	multi := func(d *v1alpha1.Droplet) *godo.DropletMultiCreateRequest {
-		return multiCreateRequest(d, keys, []*v1alpha1.Droplet{d}, batch)
+		return multiCreateRequest(d, keys, where(d), []*v1alpha1.Droplet{d}, batch)
 	}
 
 	specType := reflect.TypeOf(full.Spec)
@@ -45,7 +48,7 @@ func TestEverySpecSettingReachesBothCreateRequests(t *testing.T) {
 		field := reflect.ValueOf(&without.Spec).Elem().Field(i)
 		field.Set(reflect.Zero(field.Type()))
 
-		inSingle := changedFields(createRequest(full, keys), createRequest(without, keys))
+		inSingle := changedFields(single(full), single(without))
 		inMulti := changedFields(multi(full), multi(without))
 		// The multi-create names its droplets in a list.
 		if j := slices.Index(inMulti, "Names"); j >= 0 {

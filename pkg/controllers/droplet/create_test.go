@@ -28,7 +28,7 @@ func TestHeldBackCreateStaysNeverSent(t *testing.T) {
 	h := (&handler{recorder: recorder}).withPass(recorder)
 	held := &digitalocean.HeldBackError{Wait: 2 * time.Second, Priority: digitalocean.PriorityCreate}
 	d := &v1alpha1.Droplet{Spec: v1alpha1.DropletSpec{Name: "vm-1"}}
-	if after := h.failCreate(nil, d, held, true); after != 2*time.Second {
+	if after := h.failCreate(nil, d, held, true, d.Spec.Region); after != 2*time.Second {
 		t.Errorf("retry after %v, want the limiter's 2s", after)
 	}
 	if !v1alpha1.NeverSent(d) || v1alpha1.MayExistInDigitalOcean(d) {

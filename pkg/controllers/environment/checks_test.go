@@ -164,3 +164,33 @@ func TestMeantForDigitalOcean(t *testing.T) {
 		t.Errorf("message %q, want the other provisioner and the annotation to add", msg)
 	}
 }
+
+// With several regions listed, a region that cannot serve is a warning
+// while another can, and every region's problem an error when none can.
+func TestEveryListedRegionIsChecked(t *testing.T) {
+	ubuntu := godo.Image{Slug: "ubuntu-22-04-x64"}
+	for _, c := range []struct {
+		name, region, size string
+		want               []string // one problem's text each, in order
+		advisory           bool
+	}{
+		{"all serve", "nyc1,sfo3", "s-1vcpu-1gb", nil, false},
+		{"one cannot", "nyc1,sfo3", "s-8vcpu-16gb", []string{`not offered in region "nyc1"`}, true},
+		{"an unknown one", "mars1,sfo3", "s-1vcpu-1gb", []string{`"mars1" is not a DigitalOcean region`}, true},
+		{"none can", "nyc1,old1", "s-8vcpu-16gb", []string{`not offered in region "nyc1"`, `region "old1" takes no new droplets`}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := testLocator(map[string]string{"region": c.region}, map[string]string{"size": c.size})
+			got := catalogProblems(testCatalog(), &config.Droplet{Region: c.region, Size: c.size, Image: ubuntu.Slug}, &ubuntu, l)
+			if len(got) != len(c.want) {
+				t.Fatalf("problems %v, want %d", got, len(c.want))
+			}
+			for i, p := range got {
+				told := strings.Contains(p.Text, "creates go to the other listed regions")
+				if !strings.Contains(p.Text, c.want[i]) || p.Advisory != c.advisory || told != c.advisory {
+					t.Errorf("problem %q (advisory %v), want %q, advisory %v", p.Message(), p.Advisory, c.want[i], c.advisory)
+				}
+			}
+		})
+	}
+}

@@ -48,7 +48,9 @@ func meantForDigitalOcean(env *hfv1.Environment) string {
 		}
 	}
 	for _, layer := range layers(env) {
-		region := strings.TrimSpace(layer.settings[config.KeyRegion])
+		// The first of a list (nyc3,sfo3) will do.
+		region, _, _ := strings.Cut(layer.settings[config.KeyRegion], ",")
+		region = strings.TrimSpace(region)
 		if !doRegion.MatchString(region) {
 			continue
 		}

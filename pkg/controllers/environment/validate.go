@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/digitalocean/godo"
@@ -164,7 +165,7 @@ func (h *handler) checkWithDigitalOcean(v *verdict, token string, checks []templ
 		}
 		found := catalogProblems(cat, c.cfg, image, c.loc)
 		v.problems = append(v.problems, found...)
-		v.valid[c.loc.vmt.Name] = len(found) == 0
+		v.valid[c.loc.vmt.Name] = !slices.ContainsFunc(found, func(p Problem) bool { return !p.Advisory })
 	}
 	return true
 }

@@ -14,7 +14,7 @@ var dropletRules = Rules{
 		v1alpha1.Configured, v1alpha1.KeyPair, v1alpha1.Created, v1alpha1.Ready, v1alpha1.Reachable,
 	},
 	OnTheWay: map[condition.Cond][]string{
-		v1alpha1.Created:   {v1alpha1.ReasonCreating},
+		v1alpha1.Created:   {v1alpha1.ReasonCreating, v1alpha1.ReasonNextRegion},
 		v1alpha1.Ready:     {"Booting"},
 		v1alpha1.Reachable: {sshprobe.ReasonUnreachable, sshprobe.ReasonCloudInitRunning},
 	},

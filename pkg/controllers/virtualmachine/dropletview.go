@@ -53,8 +53,9 @@ func viewOfDroplet(obj any) any {
 
 // quietToVM: the VM acts on c no differently than on its absence.
 //   - Ready counts only together with Reachable (Running).
-//   - A create on its way (recorded before it is sent, or waiting for room
-//     or a Key) is no failure; the VM reports only refusals.
+//   - A create on its way (recorded before it is sent, going to the next
+//     listed region, or waiting for room or a Key) is no failure; the VM
+//     reports only refusals.
 //   - A login that fails while the droplet comes up, with a message that
 //     changes each attempt, is no failure until it is one of
 //     statecolumn.FailedReachability.
@@ -70,4 +71,4 @@ func quietToVM(c genericcondition.GenericCondition) bool {
 	return false
 }
 
-var createOnItsWay = []string{v1alpha1.ReasonCreating, v1alpha1.ReasonWaitingForRoom, v1alpha1.ReasonWaitingForKey}
+var createOnItsWay = []string{v1alpha1.ReasonCreating, v1alpha1.ReasonNextRegion, v1alpha1.ReasonWaitingForRoom, v1alpha1.ReasonWaitingForKey}

@@ -28,8 +28,9 @@ const DefaultConfigErrorGrace = 5 * time.Minute
 const ReasonInvalidConfig = "InvalidConfig"
 
 // refusedReasons are the Classify reasons of a DigitalOcean refusal (401,
-// 403, 422 and other 4xx): nothing changes until someone acts.
-var refusedReasons = []string{"Unauthorized", "Rejected"}
+// 403, 422 and other 4xx): nothing changes until someone acts. Every
+// listed region sold out is one too: restocks take hours.
+var refusedReasons = []string{"Unauthorized", "Rejected", v1alpha1.ReasonSoldOut}
 
 // provisioningFailure says why vm cannot get a working droplet without an
 // operator, or "" when nothing says so (yet). recheck is when a config

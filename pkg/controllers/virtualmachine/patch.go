@@ -1,6 +1,7 @@
 package virtualmachine
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"time"
@@ -232,14 +233,24 @@ func (h *handler) announce(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, status 
 }
 
 func (h *handler) announceProvisioned(vm *hfv1.VirtualMachine, d *v1alpha1.Droplet, log *logrus.Entry) {
+	region := cmp.Or(d.Status.Region, d.Spec.Region)
 	if d.Spec.ClaimedDropletID != 0 {
 		log.Info("droplet taken from a warm pool; VM provisioned")
-		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d taken from a warm pool in %s", d.Status.DropletID, d.Spec.Region)
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d taken from a warm pool in %s", d.Status.DropletID, region)
 		return
 	}
 	log.Info("droplet created; VM provisioned")
-	h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, d.Spec.Region)
+	h.recorder.Eventf(vm, corev1.EventTypeNormal, "Provisioned", "DigitalOcean droplet %d created in %s", d.Status.DropletID, region)
+	if listed := d.Spec.Regions(); len(listed) > 1 && d.Status.Region != "" && d.Status.Region != listed[0] {
+		// The Created message names the regions passed over and why.
+		log.WithField("region", d.Status.Region).Info("droplet created in a fallback region")
+		h.recorder.Eventf(vm, corev1.EventTypeNormal, ReasonRegionFallback, "%s", v1alpha1.Created.GetMessage(d))
+	}
 }
+
+// ReasonRegionFallback: a VM's droplet went to a region listed after the
+// first, which could not take it.
+const ReasonRegionFallback = "RegionFallback"
 
 func (h *handler) transition(status interface{}, cond condition.Cond, ok bool, reason, message string, objs ...runtime.Object) bool {
 	return events.Transition(h.recorder, status, cond, ok, reason, message, objs...)

@@ -256,3 +256,27 @@ func TestTablesShowLifecycleRequestsAndVMsGoneFirst(t *testing.T) {
 		t.Errorf("gone-first row %q", f)
 	}
 }
+
+func TestSoldOutRunIsHeldToTheEventsGoals(t *testing.T) {
+	good := Result{Mode: ModeOurs, N: targetN, Running: targetN, Region: "nyc3,sfo3", SellOut: &SellOut{Region: "nyc3", After: 400},
+		ByRegion: map[string]int{"nyc3": 400, "sfo3": 620}, RefusedCreates: 7, Overhead: Dist{Count: targetN, P95: 4.1}}
+	got := soldOutTargets(&good)
+	if len(got) != 1 || got[0].Status != Pass || !strings.Contains(got[0].Detail, "7 creates refused; droplets by region nyc3 400, sfo3 620") {
+		t.Fatalf("targets %+v, want one PASS reporting the refused creates and the regions", got)
+	}
+	for name, spoil := range map[string]func(r *Result){
+		"a VM not running": func(r *Result) { r.Running-- },
+		"a duplicate":      func(r *Result) { r.Duplicates = 1 },
+		"a 429":            func(r *Result) { r.TooMany = 1 },
+		"a slow p95":       func(r *Result) { r.Overhead.P95 = 5.5 },
+	} {
+		bad := good
+		spoil(&bad)
+		if got := soldOutTargets(&bad); got[0].Status != Fail {
+			t.Errorf("%s: %s, want FAIL", name, got[0].Status)
+		}
+	}
+	if got := soldOutTargets(&Result{Mode: ModeOurs, N: targetN}); got != nil {
+		t.Errorf("a run without a sell-out got %v", got)
+	}
+}

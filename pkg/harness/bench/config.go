@@ -104,6 +104,12 @@ type Config struct {
 	// SSHDelay (simulated) is how long the fake's sshd takes to come up after
 	// a droplet turns active.
 	SSHDelay time.Duration
+	// Region is the Environment's region setting: one slug, or a list in
+	// order of preference; DefaultRegion when empty.
+	Region string
+	// SellOut, when set, makes one region run out of the benchmark's size
+	// partway through (see fakedo.Server.SellOut).
+	SellOut *SellOut
 	// GargantuaVersion is the Gargantua the vmset path plays.
 	GargantuaVersion gargantuasim.Version
 	// ControllerBin is a prebuilt controller; empty builds it into Dir.
@@ -112,6 +118,42 @@ type Config struct {
 	Dir string
 	// Log receives progress lines.
 	Log io.Writer
+}
+
+// SellOut is a region that runs out of the benchmark's size after After
+// droplets of it.
+type SellOut struct {
+	Region string `json:"region"`
+	After  int    `json:"after"`
+}
+
+// ParseSellOut reads -sell-out: "nyc3=400"; empty is none.
+func ParseSellOut(v string) (*SellOut, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	region, after, ok := strings.Cut(v, "=")
+	n, err := strconv.Atoi(strings.TrimSpace(after))
+	if !ok || err != nil || n < 0 || strings.TrimSpace(region) == "" {
+		return nil, fmt.Errorf("-sell-out %q: want region=droplets, e.g. nyc3=400", v)
+	}
+	return &SellOut{Region: strings.TrimSpace(region), After: n}, nil
+}
+
+// The benchmark's droplets: one size and image, in DefaultRegion unless
+// Config.Region says otherwise.
+const (
+	DefaultRegion = "nyc1"
+	benchSize     = "s-1vcpu-1gb"
+	benchImage    = "ubuntu-22-04-x64"
+)
+
+// region is the Environment's region setting.
+func (c *Config) region() string {
+	if c.Region == "" {
+		return DefaultRegion
+	}
+	return c.Region
 }
 
 // Defaults used by pkg/harness/bench/cmd.

@@ -92,6 +92,15 @@ type Result struct {
 	// EventEnd is what the delete of all N cost DigitalOcean and left there.
 	EventEnd EventEnd `json:"event_end"`
 
+	// Region is the Environment's region setting; with a list, ByRegion
+	// counts the droplets made in each once all ran, and RefusedCreates
+	// the creates DigitalOcean refused (422) meanwhile: a sold-out
+	// region's cost, each a request of the token's budget.
+	Region         string         `json:"region,omitempty"`
+	SellOut        *SellOut       `json:"sell_out,omitempty"`
+	ByRegion       map[string]int `json:"by_region,omitempty"`
+	RefusedCreates int            `json:"refused_creates,omitempty"`
+
 	Droplets   int `json:"droplets"`   // droplets created at the fake
 	Duplicates int `json:"duplicates"` // VMs that got more than one droplet
 	Keys       int `json:"keys"`       // SSH keys at the fake after the flood
@@ -230,6 +239,7 @@ func tableRows(endpoints, lifecycleEndpoints, eventEndEndpoints []string) []row 
 	rows = append(rows,
 		row{label: "droplets created", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Droplets) }},
 		row{label: "  VMs with more than one droplet", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.Duplicates) }},
+		row{label: "creates refused (422), a region list's", format: "%.0f", noRatio: true, value: func(r *Result) float64 { return float64(r.RefusedCreates) }},
 		row{label: "SSH keys at DO after the flood", format: "%.0f", value: func(r *Result) float64 { return float64(r.Keys) }},
 		row{label: "controller peak RSS (MiB)", format: "%.1f", value: func(r *Result) float64 { return r.PeakRSSMiB }},
 		row{label: "controller CPU (s)", format: "%.1f", value: func(r *Result) float64 { return r.CPUSeconds }},

@@ -11,6 +11,7 @@ import (
 
 	hfv1 "github.com/hobbyfarm/gargantua/pkg/apis/hobbyfarm.io/v1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/rancher/wrangler/v3/pkg/condition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,6 +315,14 @@ func (s *scenario) runFlood(ctx context.Context, floodDeletes []string) error {
 	}
 	s.res.Keys = len(s.do.Keys(s.token))
 	s.res.Reachable = s.reachableReasons()
+	s.res.Region = s.cfg.region()
+	if strings.Contains(s.res.Region, ",") {
+		s.res.ByRegion = map[string]int{}
+		for _, d := range s.do.Droplets(s.token) {
+			s.res.ByRegion[d.Region.Slug]++
+		}
+		s.res.RefusedCreates = refusedCreates(s.do.RequestCounts())
+	}
 	s.logf("flood: %d of %d running after %.2f sim min (floor %.2f), p95 overhead %.2f s",
 		s.res.Running, len(flood), float64(s.res.Wall)/60, s.res.Floor/60, s.res.Overhead.P95)
 	return nil
@@ -420,4 +429,15 @@ func reachableKey(d *v1alpha1.Droplet) string {
 		return st + "/" + c.GetReason(d)
 	}
 	return "none"
+}
+
+// refusedCreates counts the creates (single and multi) answered 422.
+func refusedCreates(counts map[string]int) int {
+	n := 0
+	for key, c := range counts {
+		if strings.HasPrefix(key, fakedo.RouteCreateDroplets+" ") && strings.HasSuffix(key, " 422") {
+			n += c
+		}
+	}
+	return n
 }

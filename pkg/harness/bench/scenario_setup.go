@@ -31,6 +31,10 @@ func (s *scenario) setUp(ctx context.Context) error {
 		return err
 	}
 	s.do.AddAccount(s.token, fakedo.AccountOptions{DropletLimit: s.n + s.cfg.Probes + 50})
+	if so := s.cfg.SellOut; so != nil {
+		s.do.SellOut(so.Region, benchSize, so.After)
+		s.res.SellOut = so
+	}
 
 	var err error
 	s.hfEnv, err = gargantuasim.CreateSetup(ctx, s.kubeCfg, s.envSetup(tokenSecret, envName, s.token))
@@ -80,7 +84,7 @@ func (s *scenario) envSetup(secret, env, token string) gargantuasim.Setup {
 	}
 	return gargantuasim.Setup{
 		Namespace: s.ns, Token: token, TokenSecret: secret,
-		Template: template, Image: "ubuntu-22-04-x64", Size: "s-1vcpu-1gb", Region: "nyc1", Env: env,
+		Template: template, Image: benchImage, Size: benchSize, Region: s.cfg.region(), Env: env,
 		Extra: extra,
 	}
 }

@@ -104,7 +104,7 @@ func Evaluate(results []Result) []Target {
 				}
 				return flood <= maxDeleteInFlood*idle, detail
 			}),
-	}, slices.Concat(scaleTargets(ours), eventEndTargets(ours), []Target{tidyTarget(ours)}, reachabilityTargets(results))...)
+	}, slices.Concat(scaleTargets(ours), eventEndTargets(ours), []Target{tidyTarget(ours)}, reachabilityTargets(results), soldOutTargets(ours))...)
 }
 
 // fewDeletes is r, or nil when it timed too few probe deletions to compare

@@ -68,6 +68,9 @@ type worldOptions struct {
 	// refusedCreatePause is the controller's --refused-create-pause (its
 	// default when zero).
 	refusedCreatePause time.Duration
+	// soldOutPause is the controller's --sold-out-pause (its default when
+	// zero).
+	soldOutPause time.Duration
 	// dropletLimit is the test token's account's droplet limit (100 when
 	// zero).
 	dropletLimit int
@@ -122,7 +125,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		BootResync: 300 * time.Millisecond, ActiveResync: o.activeResync, MetricsAddr: o.metricsAddr,
 		SweepInterval: o.sweepInterval, OrphanGrace: o.orphanGrace, TagTidyDelay: o.tagTidyDelay,
 		SSHPort: w.do.SSHPort(), ConfigErrorGrace: o.configErrorGrace, KeepTainted: o.keepTainted,
-		RefusedCreatePause: o.refusedCreatePause,
+		RefusedCreatePause: o.refusedCreatePause, SoldOutPause: o.soldOutPause,
 		// Deleted VMs' keys go a second after their droplets' deletes pause.
 		KeyDeleteDelay: time.Second,
 	})

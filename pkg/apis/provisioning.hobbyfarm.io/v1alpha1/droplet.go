@@ -31,7 +31,10 @@ type DropletSpec struct {
 	// VirtualMachine is the name of the HobbyFarm VirtualMachine this droplet serves.
 	VirtualMachine string `json:"virtualMachine"`
 	// Name is the droplet's hostname in DigitalOcean.
-	Name   string `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Region is a region slug, or several separated by commas in order of
+	// preference: each create goes to the first that can take it (see
+	// Regions), and status.region says where the droplet is.
 	Region string `json:"region,omitempty"`
 	Size   string `json:"size,omitempty"`
 	Image  string `json:"image,omitempty"`
@@ -46,8 +49,10 @@ type DropletSpec struct {
 	// its VM to this controller. A create leaves out the VM's own
 	// (hfdo-vm:, hfdo-vmname:): the droplet is found by its name, unique
 	// per installation and namespace, unless status.createTag says otherwise.
-	Tags    []string `json:"tags,omitempty"`
-	VPCUUID string   `json:"vpcUUID,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+	// VPCUUID is the VPC's UUID, or with several regions one per region as
+	// region=uuid pairs separated by commas (see VPCIn).
+	VPCUUID string `json:"vpcUUID,omitempty"`
 	// TokenSecretRef names the Secret key that holds the DigitalOcean API token.
 	TokenSecretRef SecretKeyRef `json:"tokenSecretRef,omitempty"`
 	// Readiness is what must hold, beyond DigitalOcean's "active", before
@@ -118,7 +123,9 @@ type DropletStatus struct {
 	PublicIPv4  string `json:"publicIPv4,omitempty"`
 	PrivateIPv4 string `json:"privateIPv4,omitempty"`
 	PublicIPv6  string `json:"publicIPv6,omitempty"`
-	Region      string `json:"region,omitempty"`
+	// Region is the region the droplet was created in (of those spec.region
+	// lists, the one that could take it).
+	Region string `json:"region,omitempty"`
 	// CreatedAt is when DigitalOcean created the droplet (RFC 3339).
 	CreatedAt string `json:"createdAt,omitempty"`
 	// PriceHourly and PriceMonthly are the US dollar prices of the droplet's

@@ -20,6 +20,12 @@ const (
 const (
 	// ReasonCreating: a Droplet's create is on record and about to be sent.
 	ReasonCreating = "Creating"
+	// ReasonNextRegion: a Droplet's create was refused as sold out in one
+	// listed region and goes to the next at once; nothing was made.
+	ReasonNextRegion = "TryingNextRegion"
+	// ReasonSoldOut: every region a Droplet lists is sold out of its size;
+	// no create is sent until the first is tried again.
+	ReasonSoldOut = "SoldOut"
 	// ReasonClaimedFromPool: a VM's droplet was taken from a warm pool, not
 	// created.
 	ReasonClaimedFromPool = "ClaimedFromPool"

@@ -51,6 +51,8 @@ func run() int {
 		"the Gargantua the vmset path plays: v3.0 (v3.0.1-rc0) or v3.3 (v3.1.0 to v3.3.x); v1.0, the go.mod version, labels no VM set VM for a provisioner")
 	reachability := flag.Bool("reachability", false,
 		"compare ready_check none with ssh (the reachability check's cost); unless given, also -n 100 -modes ours -hold 0 -probes 2")
+	region := flag.String("region", bench.DefaultRegion, "the Environment's region: one slug, or several in order of preference, e.g. nyc3,sfo3")
+	sellOut := flag.String("sell-out", "", "region=droplets: that region runs out of the benchmark's size after that many droplets of it, e.g. nyc3=400 (DigitalOcean's 422 \"Size is not available in this region.\")")
 	bin := flag.String("controller-bin", "", "prebuilt controller binary; empty builds it")
 	dir := flag.String("dir", "", "where logs and metrics are kept; default a new temp dir")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
@@ -128,6 +130,10 @@ func run() int {
 		cfg.ReadyChecks = append(cfg.ReadyChecks, rc)
 	}
 	cfg.SSHDelay = *sshDelay
+	cfg.Region = *region
+	if cfg.SellOut, err = bench.ParseSellOut(*sellOut); err != nil {
+		return usage("%v", err)
+	}
 	if cfg.GargantuaVersion, err = gargantuasim.ParseVersion(*gargantuaVersion); err != nil {
 		return usage("-gargantua-version: %v", err)
 	}
