@@ -118,9 +118,13 @@ func IsDropletLimit(err error) bool {
 // IsSoldOut reports a create DigitalOcean refused because the region it
 // went to cannot take the size now (422 "Size is not available in this
 // region.", or "Region is not available"): the same create may go to
-// another region.
+// another region. An image missing from the region ("The image you
+// specified is not available in the selected region.") is no such refusal.
 func IsSoldOut(err error) bool {
 	var resp *godo.ErrorResponse
-	return errors.As(err, &resp) && resp.Response != nil && resp.Response.StatusCode == http.StatusUnprocessableEntity &&
-		strings.Contains(strings.ToLower(resp.Message), "is not available")
+	if !errors.As(err, &resp) || resp.Response == nil || resp.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	m := strings.ToLower(resp.Message)
+	return strings.HasPrefix(m, "size is not available") || strings.HasPrefix(m, "region is not available")
 }

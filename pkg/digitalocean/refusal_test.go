@@ -71,3 +71,21 @@ func TestRefusedSettingReadsTheMessage(t *testing.T) {
 		t.Errorf("Unauthorized concerns %q, want the token", got)
 	}
 }
+
+// A sold-out region sends the create to the next region; an image missing
+// from a region is the config's fault and no reason to pass the region over.
+func TestSoldOutIsTheSizeOrTheRegionNotTheImage(t *testing.T) {
+	for message, want := range map[string]bool{
+		"Size is not available in this region.":                            true,
+		"Region is not available":                                          true,
+		"The image you specified is not available in the selected region.": false,
+		"creating this/these droplet(s) will exceed your droplet limit":    false,
+	} {
+		if got := IsSoldOut(answer(http.StatusUnprocessableEntity, message)); got != want {
+			t.Errorf("IsSoldOut(422 %q) = %v, want %v", message, got, want)
+		}
+	}
+	if IsSoldOut(answer(http.StatusInternalServerError, "Size is not available in this region.")) {
+		t.Error("a 500 taken for a sold-out region")
+	}
+}

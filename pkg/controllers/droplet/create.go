@@ -178,9 +178,13 @@ func (h *handler) failCreate(client *godo.Client, d *v1alpha1.Droplet, err error
 	}
 	d.Status.NotCreated = onlyRefused && digitalocean.IsRefusal(err)
 	key := cache.MetaObjectToName(d).String()
-	if after, soldOut := h.afterSoldOut(d, region, err); soldOut && d.Status.NotCreated {
-		h.limits.done(key)
-		return after
+	if digitalocean.IsSoldOut(err) {
+		h.soldOut.mark(region, d.Spec.Size, f.Message)
+		if d.Status.NotCreated {
+			// Nothing was made: no lookup before the next region's create.
+			h.limits.done(key)
+			return h.toNextRegion(d, region)
+		}
 	}
 	if digitalocean.IsDropletLimit(err) {
 		h.limits.wait(client, key)

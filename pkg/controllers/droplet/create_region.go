@@ -183,22 +183,17 @@ func (h *handler) allSoldOut(d *v1alpha1.Droplet, p placement) time.Duration {
 	return p.retry
 }
 
-// afterSoldOut handles a create refused as sold out in region (false for
-// any other failure): the region is passed over for the size, and the
-// create goes to the next listed region that can take it at once, or,
-// with none left, waits for the first to be tried again.
-func (h *handler) afterSoldOut(d *v1alpha1.Droplet, region string, err error) (time.Duration, bool) {
-	if !digitalocean.IsSoldOut(err) {
-		return 0, false
-	}
-	h.soldOut.mark(region, d.Spec.Size, digitalocean.Classify(err).Message)
+// toNextRegion sends d's create, which region just refused as sold out,
+// to the next listed region that can take it at once, or, with none left,
+// makes it wait for the first to be tried again.
+func (h *handler) toNextRegion(d *v1alpha1.Droplet, region string) time.Duration {
 	next := h.place(d)
 	if next.region == "" {
-		return h.allSoldOut(d, next), true
+		return h.allSoldOut(d, next)
 	}
 	logFor(d).WithField("region", region).WithField("next", next.region).Info("region sold out of the size; the create goes to the next region")
 	// No Event: the VM's says where its droplet went and why.
 	events.SetCondition(d, v1alpha1.Created, false, v1alpha1.ReasonNextRegion,
 		fmt.Sprintf("%s is sold out of %s; the create goes to %s", region, d.Spec.Size, next.region))
-	return 0, true
+	return 0
 }

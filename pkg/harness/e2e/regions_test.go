@@ -11,6 +11,7 @@ import (
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/controllers/virtualmachine"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 )
 
 const (
@@ -192,4 +193,29 @@ func (w *world) refusedCreates() int {
 		}
 	}
 	return n
+}
+
+// A warm pool fills where the next create goes, and a VM takes its member
+// whatever the member's region.
+func TestWarmPoolFillsTheFallbackRegionAndItsMembersAreTaken(t *testing.T) {
+	w := newWorld(t, worldOptions{soldOutPause: time.Hour})
+	w.standardEnv("plain") // creates the templates
+	w.do.SellOut("nyc3", soldOutSize, 0)
+	env := w.createEnv(gargantuasim.Environment(w.ns, "pooled",
+		map[string]string{"region": "nyc3,sfo3", "token-secret": tokenSecret, "warm_pool": "1"},
+		map[string]map[string]string{"ubuntu": {"size": soldOutSize}}))
+	w.setEvent("ev", env, true)
+	ready := w.waitPoolReady(1)
+	for id := range ready {
+		if got, _ := w.fakeDroplet(id); got.Region == nil || got.Region.Slug != "sfo3" {
+			t.Fatalf("pool member %d is in %v, want sfo3 (nyc3 is sold out)", id, got.Region)
+		}
+	}
+
+	w.createVM("vm-1", env, "ubuntu")
+	w.waitRunning("vm-1")
+	d := w.droplet("vm-1")
+	if _, fromPool := ready[d.Spec.ClaimedDropletID]; !fromPool || d.Status.Region != "sfo3" {
+		t.Errorf("vm-1 has droplet %d in %q (claimed %d), want the sfo3 pool member among %v", d.Status.DropletID, d.Status.Region, d.Spec.ClaimedDropletID, ready)
+	}
 }
