@@ -263,11 +263,7 @@ func parseBool(settings map[string]string, key string) (bool, error) {
 
 func parseTags(raw string) ([]string, error) {
 	var tags []string
-	for _, t := range strings.Split(raw, ",") {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
+	for _, t := range v1alpha1.SplitList(raw) {
 		if len(t) > 255 || !tagPattern.MatchString(t) {
 			return nil, &Error{Key: KeyTags, Problem: fmt.Sprintf("tag %q is not a valid DigitalOcean tag", t),
 				Fix: "use only letters, digits, '_', '-' and ':' (at most 255 characters), separated by commas"}

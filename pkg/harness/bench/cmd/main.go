@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 
+	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/bench"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 	"github.com/sirupsen/logrus"
@@ -92,7 +94,7 @@ func run() int {
 		if !given["workers"] {
 			w = bench.DefaultPoolWorkers
 		}
-		cfg := bench.WarmPoolConfig{Seed: *poolSeed, VMs: *poolVMs, Scale: *poolScale, Only: splitList(*poolRuns), Workers: w,
+		cfg := bench.WarmPoolConfig{Seed: *poolSeed, VMs: *poolVMs, Scale: *poolScale, Only: v1alpha1.SplitList(*poolRuns), Workers: w,
 			ControllerBin: *bin, Dir: *dir, Log: os.Stderr}
 		return runWarmPool(cfg, *keyScope, *jsonOut)
 	case "large":
@@ -114,16 +116,16 @@ func run() int {
 	if cfg.BaselineFloodScale, err = bench.ParseFloodScale(*baselineFloodScale); err != nil {
 		return usage("-baseline-flood-scale: %v", err)
 	}
-	for _, m := range splitList(*modes) {
+	for _, m := range v1alpha1.SplitList(*modes) {
 		cfg.Modes = append(cfg.Modes, bench.Mode(m))
 	}
 	if cfg.KeyScope, err = parseKeyScope(*keyScope); err != nil {
 		return usage("-key-scope: %v", err)
 	}
-	for _, p := range splitList(*paths) {
+	for _, p := range v1alpha1.SplitList(*paths) {
 		cfg.Paths = append(cfg.Paths, bench.Path(p))
 	}
-	for _, rc := range splitList(*readyChecks) {
+	for _, rc := range v1alpha1.SplitList(*readyChecks) {
 		if rc == "default" {
 			rc = bench.ReadyCheckDefault
 		}
@@ -224,19 +226,9 @@ func usage(format string, args ...any) int {
 	return 2
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
 func parseInts(s string) ([]int, error) {
 	var out []int
-	for _, part := range splitList(s) {
+	for _, part := range v1alpha1.SplitList(s) {
 		n, err := strconv.Atoi(part)
 		if err != nil {
 			return nil, err
@@ -249,7 +241,7 @@ func parseInts(s string) ([]int, error) {
 // parseKeyScope takes "environment" (ours only) or "ours=environment,baseline=vm".
 func parseKeyScope(s string) (map[bench.Mode]string, error) {
 	out := map[bench.Mode]string{}
-	for _, part := range splitList(s) {
+	for _, part := range v1alpha1.SplitList(s) {
 		mode, scope, ok := strings.Cut(part, "=")
 		if !ok {
 			mode, scope = string(bench.ModeOurs), part
