@@ -321,7 +321,7 @@ func (s *scenario) runFlood(ctx context.Context, floodDeletes []string) error {
 		for _, d := range s.do.Droplets(s.token) {
 			s.res.ByRegion[d.Region.Slug]++
 		}
-		s.res.RefusedCreates = refusedCreates(s.do.RequestCounts())
+		s.res.RefusedCreates = s.do.RouteRequests(fakedo.RouteCreateDroplets, "422")
 	}
 	s.logf("flood: %d of %d running after %.2f sim min (floor %.2f), p95 overhead %.2f s",
 		s.res.Running, len(flood), float64(s.res.Wall)/60, s.res.Floor/60, s.res.Overhead.P95)
@@ -429,15 +429,4 @@ func reachableKey(d *v1alpha1.Droplet) string {
 		return st + "/" + c.GetReason(d)
 	}
 	return "none"
-}
-
-// refusedCreates counts the creates (single and multi) answered 422.
-func refusedCreates(counts map[string]int) int {
-	n := 0
-	for key, c := range counts {
-		if strings.HasPrefix(key, fakedo.RouteCreateDroplets+" ") && strings.HasSuffix(key, " 422") {
-			n += c
-		}
-	}
-	return n
 }

@@ -135,13 +135,13 @@ func TestEveryListedRegionSoldOutFailsTheVMAndSendsNothingMore(t *testing.T) {
 		}
 	}
 	// Each region refused once; the create waits for the pause, sending nothing.
-	creates := createRequests(w)
+	creates := w.do.RouteRequests(fakedo.RouteCreateDroplets)
 	w.createVM("vm-2", env, "ubuntu")
 	w.eventually(30*time.Second, "vm-2 failed too", w.statusIs("vm-2", virtualmachine.VMStatusErrorDuringProvisioning))
 	if n := len(w.do.Droplets(testToken)); n != 0 {
 		t.Errorf("%d droplets made in sold-out regions", n)
 	}
-	if after := createRequests(w); after != creates {
+	if after := w.do.RouteRequests(fakedo.RouteCreateDroplets); after != creates {
 		t.Errorf("%d create requests sent once every region was known sold out, want none", after-creates)
 	}
 }
@@ -164,7 +164,7 @@ func TestEveryListedRegionIsCheckedBeforeAnyCreate(t *testing.T) {
 	if got := w.droplet("vm-1").Status.Region; got != "sfo3" {
 		t.Errorf("vm-1 is in %q, want sfo3, the one listed region offering its size", got)
 	}
-	if n := w.refusedCreates(); n != 0 {
+	if n := w.do.RouteRequests(fakedo.RouteCreateDroplets, "422"); n != 0 {
 		t.Errorf("%d creates refused: nyc3, which the catalog says lacks the size, was asked", n)
 	}
 
@@ -182,17 +182,6 @@ func TestEveryListedRegionIsCheckedBeforeAnyCreate(t *testing.T) {
 			return fmt.Sprintf("no error for %s among %q", region, w.events("Environment", env.Name))
 		})
 	}
-}
-
-// refusedCreates counts the create requests the fake answered 422.
-func (w *world) refusedCreates() int {
-	n := 0
-	for k, v := range w.do.RequestCounts() {
-		if strings.HasPrefix(k, fakedo.RouteCreateDroplets+" ") && strings.HasSuffix(k, " 422") {
-			n += v
-		}
-	}
-	return n
 }
 
 // A warm pool fills where the next create goes, and a VM takes its member

@@ -114,17 +114,6 @@ func (w *world) fakeDroplet(id int) (godo.Droplet, bool) {
 	return godo.Droplet{}, false
 }
 
-// createRequests counts the create requests the fake has answered.
-func createRequests(w *world) int {
-	n := 0
-	for k, v := range w.do.RequestCounts() {
-		if strings.HasPrefix(k, fakedo.RouteCreateDroplets+" ") {
-			n += v
-		}
-	}
-	return n
-}
-
 // TestVMTakesAReadyPoolDroplet: a VM arriving while its pool has a ready
 // droplet runs on it without a create: the VM's Droplet records it (the
 // droplet keeps the pool's tags in DigitalOcean), the VM's Secret holds the
@@ -231,14 +220,14 @@ func (w *world) loginAsVM(name string, id int) {
 // event active) never holds a VM back.
 func TestNoReadyPoolDropletTakesTheNormalPath(t *testing.T) {
 	w, env := poolWorld(t, worldOptions{}, 2, false)
-	before := createRequests(w)
+	before := w.do.RouteRequests(fakedo.RouteCreateDroplets)
 	w.createVM("walk-in", env, "ubuntu")
 	w.waitRunning("walk-in")
 	d := w.droplet("walk-in")
 	if d.Spec.ClaimedDropletID != 0 || v1alpha1.Created.GetReason(d) == v1alpha1.ReasonClaimedFromPool {
 		t.Errorf("took a pool droplet (%d) though none was ready", d.Spec.ClaimedDropletID)
 	}
-	if after := createRequests(w); after != before+1 {
+	if after := w.do.RouteRequests(fakedo.RouteCreateDroplets); after != before+1 {
 		t.Errorf("%d creates for one VM, want 1", after-before)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
+	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/fakedo"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -115,7 +116,7 @@ func TestWarmPoolKeepsItsDropletsWhenARunningEventIsEdited(t *testing.T) {
 		}
 		return ""
 	})
-	before, creates := w.fakeDropletIDs(), createRequests(w)
+	before, creates := w.fakeDropletIDs(), w.do.RouteRequests(fakedo.RouteCreateDroplets)
 
 	end := start.Add(3 * time.Hour)
 	if err := w.hf.EditEventTimes(w.ns, "ev", start, end); err != nil {
@@ -133,8 +134,8 @@ func TestWarmPoolKeepsItsDropletsWhenARunningEventIsEdited(t *testing.T) {
 	})
 	// Longer than a pass that drained would take to show.
 	w.holds(10*time.Second, "the pool after the edit", func() string {
-		if ids := w.fakeDropletIDs(); !slices.Equal(ids, before) || createRequests(w) != creates {
-			return fmt.Sprintf("droplets %v (before %v), %d creates (before %d)", ids, before, createRequests(w), creates)
+		if ids := w.fakeDropletIDs(); !slices.Equal(ids, before) || w.do.RouteRequests(fakedo.RouteCreateDroplets) != creates {
+			return fmt.Sprintf("droplets %v (before %v), %d creates (before %d)", ids, before, w.do.RouteRequests(fakedo.RouteCreateDroplets), creates)
 		}
 		return ""
 	})

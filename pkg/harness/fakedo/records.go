@@ -1,7 +1,9 @@
 package fakedo
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -85,4 +87,18 @@ func (s *Server) ResetRequests() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.init(s.opts.MaxRequestRecords)
+}
+
+// RouteRequests counts the requests to route (a Route* constant) the fake has
+// answered: every one, or with outcomes only those answered so ("422",
+// "dropped"; the last word of a CountKey).
+func (s *Server) RouteRequests(route string, outcomes ...string) int {
+	n := 0
+	for key, count := range s.RequestCounts() {
+		outcome, isRoute := strings.CutPrefix(key, route+" ")
+		if isRoute && (len(outcomes) == 0 || slices.Contains(outcomes, outcome)) {
+			n += count
+		}
+	}
+	return n
 }

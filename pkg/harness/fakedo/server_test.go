@@ -172,3 +172,42 @@ func TestOutOfBandAndControls(t *testing.T) {
 		t.Fatal("ResetRequests did not clear")
 	}
 }
+
+func TestRouteRequestsCountsOneRouteByOutcome(t *testing.T) {
+	srv := startFake(t, Options{}, AccountOptions{})
+	c := newClient(t, srv, testToken)
+	if _, _, err := c.Droplets.Create(ctxT(t), basicCreate("made")); err != nil {
+		t.Fatal(err)
+	}
+	refused := basicCreate("refused")
+	refused.Region = "nowhere1"
+	if _, _, err := c.Droplets.Create(ctxT(t), refused); err == nil {
+		t.Fatal("a create in an unknown region was accepted")
+	}
+	srv.SetFaults(Faults{Rules: map[string]FaultRule{RouteCreateDroplets: {DropResponseAfterApply: 1}}})
+	if _, _, err := c.Droplets.Create(ctxT(t), basicCreate("lost")); err == nil {
+		t.Fatal("want the dropped answer's transport error")
+	}
+	if _, _, err := c.Account.Get(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Keys.List(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		route    string
+		outcomes []string
+		want     int
+	}{
+		{RouteCreateDroplets, nil, 3},
+		{RouteCreateDroplets, []string{"422"}, 1},
+		{RouteCreateDroplets, []string{"202", "dropped"}, 2},
+		{RouteAccount, nil, 1}, // not the keys under /v2/account/
+		{RouteListKeys, []string{"200"}, 1},
+	} {
+		if got := srv.RouteRequests(tc.route, tc.outcomes...); got != tc.want {
+			t.Errorf("RouteRequests(%q, %q) = %d, want %d (counts %v)", tc.route, tc.outcomes, got, tc.want, srv.RequestCounts())
+		}
+	}
+}
