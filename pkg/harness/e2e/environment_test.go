@@ -162,13 +162,9 @@ func TestCatalogCostsAHandfulOfRequestsPerToken(t *testing.T) {
 	}
 	counts := map[string]int{}
 	total := 0
-	for key, n := range w.do.RequestCounts() {
-		for _, route := range []string{fakedo.RouteAccount, fakedo.RouteListRegions, fakedo.RouteListSizes, fakedo.RouteListImages, fakedo.RouteGetImage} {
-			if strings.HasPrefix(key, route+" ") {
-				counts[route] += n
-				total += n
-			}
-		}
+	for _, route := range []string{fakedo.RouteAccount, fakedo.RouteListRegions, fakedo.RouteListSizes, fakedo.RouteListImages, fakedo.RouteGetImage} {
+		counts[route] = w.do.RouteRequests(route)
+		total += counts[route]
 	}
 	if counts[fakedo.RouteListRegions] != 1 || counts[fakedo.RouteListSizes] != 1 || counts[fakedo.RouteListImages] != 1 || counts[fakedo.RouteAccount] > 2 || total > 5 {
 		t.Errorf("catalog requests for 5 Environments and 10 edits: %v, want each list once and at most 2 account checks", counts)

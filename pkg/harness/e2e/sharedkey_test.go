@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,13 +59,7 @@ func TestSharedKeyScopeCreatesTenPerRequest(t *testing.T) {
 	if d := w.do.Droplets(testToken); len(d) != n {
 		t.Errorf("DigitalOcean holds %d droplets, want %d", len(d), n)
 	}
-	counts := w.do.RequestCounts()
-	creates := 0
-	for k, v := range counts {
-		if strings.HasPrefix(k, fakedo.RouteCreateDroplets+" ") {
-			creates += v
-		}
-	}
+	creates := w.do.RouteRequests(fakedo.RouteCreateDroplets)
 	if creates < (n+9)/10 || creates > n/4 {
 		t.Errorf("%d droplets made with %d create requests, want multi-creates (at least %d, at most %d)", n, creates, (n+9)/10, n/4)
 	}

@@ -134,8 +134,9 @@ func TestWarmPoolKeepsItsDropletsWhenARunningEventIsEdited(t *testing.T) {
 	})
 	// Longer than a pass that drained would take to show.
 	w.holds(10*time.Second, "the pool after the edit", func() string {
-		if ids := w.fakeDropletIDs(); !slices.Equal(ids, before) || w.do.RouteRequests(fakedo.RouteCreateDroplets) != creates {
-			return fmt.Sprintf("droplets %v (before %v), %d creates (before %d)", ids, before, w.do.RouteRequests(fakedo.RouteCreateDroplets), creates)
+		ids, nowCreates := w.fakeDropletIDs(), w.do.RouteRequests(fakedo.RouteCreateDroplets)
+		if !slices.Equal(ids, before) || nowCreates != creates {
+			return fmt.Sprintf("droplets %v (before %v), %d creates (before %d)", ids, before, nowCreates, creates)
 		}
 		return ""
 	})

@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	v1alpha1 "github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/apis/provisioning.hobbyfarm.io/v1alpha1"
-
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/bench"
 	"github.com/hobbyfarm/hf-provisioner-digitalocean/pkg/harness/gargantuasim"
 	"github.com/sirupsen/logrus"
